@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/httpapi"
+	"github.com/ledger/ledger/projections"
+)
+
+// migrations are every component's schema, in the order they are applied.
+var migrations = []eventstore.MigrationSet{
+	eventstore.Migrations,
+	{Component: "projections", FS: projections.Migrations},
+}
+
+// app is a wired ledgerd: its connections and the parts that run.
+type app struct {
+	cfg   config
+	log   *slog.Logger
+	pool  *pgxpool.Pool
+	ns    *server.Server // nil when NATS_URL is set
+	nc    *nats.Conn
+	relay *eventstore.Relay
+	idem  *eventstore.Idempotency
+	api   *httpapi.Server
+}
+
+// newApp connects to Postgres (creating and migrating the database) and to
+// NATS (starting the embedded server when NATS_URL is unset) and builds the parts.
+func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err error) {
+	a = &app{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	if err := eventstore.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	poolCfg.MaxConns = int32(cfg.DBMaxConns)
+	if a.pool, err = pgxpool.NewWithConfig(ctx, poolCfg); err != nil {
+		return nil, fmt.Errorf("open Postgres: %w", err)
+	}
+	if err := eventstore.Migrate(ctx, a.pool, migrations...); err != nil {
+		return nil, err
+	}
+	if err := eventstore.EnsureKey(ctx, a.pool); err != nil {
+		return nil, err
+	}
+
+	natsURL := cfg.NATSURL
+	if natsURL == "" {
+		if a.ns, err = startEmbeddedNATS(cfg.EmbeddedNATSAddr, cfg.DataDir); err != nil {
+			return nil, err
+		}
+		natsURL = a.ns.ClientURL()
+	}
+	if a.nc, err = connectNATS(natsURL); err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(a.nc)
+	if err != nil {
+		return nil, fmt.Errorf("JetStream: %w", err)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.relay = eventstore.NewRelay(a.pool, js, eventstore.RelayConfig{Stream: cfg.NATSStream,
+		SubjectPrefix: cfg.NATSSubjectPrefix, Replicas: cfg.NATSReplicas}, log, reg)
+	a.idem = eventstore.NewIdempotency(a.pool)
+	reader := projections.NewReader(a.pool)
+	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL},
+		httpapi.Deps{Log: log, Credentials: reader, Keys: eventstore.NewKeys(a.pool), Idempotency: a.idem,
+			Ready: a.ready, Registry: reg})
+	return a, nil
+}
+
+// ready is nil when Postgres and NATS answer and the schema is current. Its
+// errors name the dependency only; causes go to the log.
+func (a *app) ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := a.pool.Ping(ctx); err != nil {
+		a.log.Warn("readiness: postgres", "err", err)
+		return errors.New("postgres is unreachable")
+	}
+	if pending, err := eventstore.Pending(ctx, a.pool, migrations...); err != nil || pending {
+		return errors.New("database migrations are not applied")
+	}
+	if a.nc.Status() != nats.CONNECTED {
+		return errors.New("nats is unreachable")
+	}
+	return nil
+}
+
+// serve runs the HTTP server, the relay and housekeeping until ctx ends or
+// one of them fails, then drains in-flight requests and stops the rest.
+func (a *app) serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv := &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+
+	errs := make(chan error, 3)
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("http server: %w", err)
+		}
+	}()
+	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{}, 2)
+	go func() { a.relay.Run(background); done <- struct{}{} }()
+	go func() { a.purgeIdempotencyKeys(background); done <- struct{}{} }()
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+	}
+	a.log.Info("shutting down: draining requests")
+	shutdownCtx, cancelShutdown := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelShutdown()
+	if serr := srv.Shutdown(shutdownCtx); serr != nil && err == nil {
+		err = fmt.Errorf("drain requests: %w", serr)
+	}
+	stopBackground()
+	<-done
+	<-done
+	a.log.Info("stopped")
+	return err
+}
+
+// purgeIdempotencyKeys deletes expired Idempotency-Key records every ten
+// minutes. Every instance does it; the deletes are harmless to repeat.
+func (a *app) purgeIdempotencyKeys(ctx context.Context) {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := a.idem.Purge(ctx); err != nil {
+				a.log.Warn("purge idempotency keys", "err", err)
+			} else if n > 0 {
+				a.log.Info("purged idempotency keys", "count", n)
+			}
+		}
+	}
+}
+
+func (a *app) printBanner(w io.Writer, addr string) {
+	fmt.Fprintf(w, "ledgerd (%s mode) listening on http://%s\n", a.cfg.Mode, addr)
+	if a.ns != nil {
+		fmt.Fprintf(w, "embedded NATS with JetStream on nats://%s (stream %s): nats --server nats://%s sub '%s.>'\n",
+			a.cfg.EmbeddedNATSAddr, a.cfg.NATSStream, a.cfg.EmbeddedNATSAddr, a.cfg.NATSSubjectPrefix)
+	} else {
+		fmt.Fprintf(w, "NATS at %s (stream %s)\n", a.cfg.NATSURL, a.cfg.NATSStream)
+	}
+	fmt.Fprintf(w, "credentials: go run ./cmd/ledgerctl tenant create --name 'Acme' --email owner@acme.example\n")
+	fmt.Fprintf(w, "then: curl -s http://%s/token -H 'Content-Type: application/json' -d '{\"apiKey\":\"...\",\"apiSecret\":\"...\"}'\n", addr)
+}
+
+// close releases the connections in reverse order of opening.
+func (a *app) close() {
+	if a.nc != nil {
+		a.nc.Drain()
+	}
+	if a.ns != nil {
+		a.ns.Shutdown()
+		a.ns.WaitForShutdown()
+	}
+	if a.pool != nil {
+		a.pool.Close()
+	}
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is ledgerd's configuration (contract §10). Every setting is an
+// environment variable and also a flag; a flag wins over the environment.
+type config struct {
+	DatabaseURL       string
+	DBMaxConns        int
+	NATSURL           string
+	EmbeddedNATSAddr  string
+	NATSStream        string
+	NATSSubjectPrefix string
+	NATSReplicas      int
+	TenantTokenTTL    time.Duration
+	UserTokenTTL      time.Duration
+	Addr              string
+	Mode              string
+	PublicURL         string
+	DataDir           string
+	LogLevel          string
+}
+
+// setting is one row of the configuration table.
+type setting struct {
+	env, flag, def, usage string
+	set                   func(c *config, v string) error
+}
+
+func str(p func(*config) *string) func(*config, string) error {
+	return func(c *config, v string) error { *p(c) = v; return nil }
+}
+
+func dur(p func(*config) *time.Duration) func(*config, string) error {
+	return func(c *config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("must be a positive duration such as 1h")
+		}
+		*p(c) = d
+		return nil
+	}
+}
+
+func num(p func(*config) *int) func(*config, string) error {
+	return func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("must be a positive whole number")
+		}
+		*p(c) = n
+		return nil
+	}
+}
+
+var settings = []setting{
+	{"DATABASE_URL", "database-url", "postgres://postgres@127.0.0.1:5432/ledger?sslmode=disable",
+		"the event store; the database is created if missing and migrations run at start", str(func(c *config) *string { return &c.DatabaseURL })},
+	{"LEDGER_DB_MAX_CONNS", "db-max-conns", "32", "Postgres connection pool size", num(func(c *config) *int { return &c.DBMaxConns })},
+	{"NATS_URL", "nats-url", "", "unset: an embedded NATS server with JetStream; set: that server",
+		str(func(c *config) *string { return &c.NATSURL })},
+	{"LEDGER_EMBEDDED_NATS_ADDR", "embedded-nats-addr", "127.0.0.1:4223", "where the embedded NATS server listens",
+		str(func(c *config) *string { return &c.EmbeddedNATSAddr })},
+	{"LEDGER_NATS_STREAM", "nats-stream", "LEDGER", "JetStream stream the events are published to",
+		str(func(c *config) *string { return &c.NATSStream })},
+	{"LEDGER_NATS_SUBJECT_PREFIX", "nats-subject-prefix", "ledger", "first token of every event subject",
+		str(func(c *config) *string { return &c.NATSSubjectPrefix })},
+	{"LEDGER_NATS_REPLICAS", "nats-replicas", "1", "replicas of the stream (3 in a production cluster)",
+		num(func(c *config) *int { return &c.NATSReplicas })},
+	{"LEDGER_TENANT_TOKEN_TTL", "tenant-token-ttl", "1h", "tenant token lifetime", dur(func(c *config) *time.Duration { return &c.TenantTokenTTL })},
+	{"LEDGER_USER_TOKEN_TTL", "user-token-ttl", "24h", "user token lifetime", dur(func(c *config) *time.Duration { return &c.UserTokenTTL })},
+	{"LEDGER_ADDR", "addr", "127.0.0.1:8080", "listen address", str(func(c *config) *string { return &c.Addr })},
+	{"LEDGER_MODE", "mode", "sandbox", "sandbox or production", str(func(c *config) *string { return &c.Mode })},
+	{"LEDGER_PUBLIC_URL", "public-url", "", "base of presigned URLs (default http:// + LEDGER_ADDR)",
+		str(func(c *config) *string { return &c.PublicURL })},
+	{"LEDGER_DATA_DIR", "data-dir", "./.ledger", "local state of the embedded NATS server", str(func(c *config) *string { return &c.DataDir })},
+	{"LEDGER_LOG_LEVEL", "log-level", "info", "debug, info, warn or error", str(func(c *config) *string { return &c.LogLevel })},
+}
+
+// loadConfig reads defaults, then the environment, then flags in args, and validates the result.
+func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var c config
+	for _, s := range settings {
+		if err := s.set(&c, s.def); err != nil && s.def != "" {
+			return c, fmt.Errorf("default of %s: %w", s.env, err)
+		}
+	}
+	for _, s := range settings {
+		if v := getenv(s.env); v != "" {
+			if err := s.set(&c, v); err != nil {
+				return c, fmt.Errorf("%s: %w", s.env, err)
+			}
+		}
+	}
+	fs := flag.NewFlagSet("ledgerd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	for _, s := range settings {
+		s := s
+		fs.Func(s.flag, s.usage+" (env "+s.env+")", func(v string) error { return s.set(&c, v) })
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+func (c *config) validate() error {
+	if c.Mode != "sandbox" && c.Mode != "production" {
+		return fmt.Errorf("LEDGER_MODE must be sandbox or production, not %q", c.Mode)
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return fmt.Errorf("LEDGER_ADDR: %w", err)
+	}
+	if c.NATSURL == "" {
+		if _, _, err := net.SplitHostPort(c.EmbeddedNATSAddr); err != nil {
+			return fmt.Errorf("LEDGER_EMBEDDED_NATS_ADDR: %w", err)
+		}
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("LEDGER_LOG_LEVEL must be debug, info, warn or error")
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package domain
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// CloudEvent is the public envelope of an event, stored and published
+// (CloudEvents 1.0 structured JSON, contract §9). Extension attributes are
+// lower-case alphanumeric as CloudEvents requires.
+type CloudEvent struct {
+	SpecVersion     string          `json:"specversion"`
+	ID              string          `json:"id"`
+	Source          string          `json:"source"`
+	Type            string          `json:"type"`
+	Subject         string          `json:"subject"`
+	Time            string          `json:"time"`
+	DataContentType string          `json:"datacontenttype"`
+	Data            json.RawMessage `json:"data"`
+	TenantID        string          `json:"tenantid"`
+	StreamID        string          `json:"streamid"`
+	StreamVersion   int             `json:"streamversion"`
+	Position        int64           `json:"position"`
+	Actor           string          `json:"actor,omitempty"`
+	RequestID       string          `json:"requestid,omitempty"`
+	CorrelationID   string          `json:"correlationid,omitempty"`
+	CausationID     string          `json:"causationid,omitempty"`
+	Hash            string          `json:"hash,omitempty"`
+	PrevHash        string          `json:"prevhash,omitempty"`
+}
+
+// TimeFormat is how every timestamp of the API and the events is written:
+// ISO 8601 UTC with milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// Envelope returns the CloudEvent of a stored record, data included as stored.
+func Envelope(r Record) CloudEvent {
+	return CloudEvent{
+		SpecVersion: "1.0", ID: r.ID.String(), Source: "/tenants/" + r.TenantID.String(),
+		Type:    CloudEventType(r.Type, r.SchemaVersion),
+		Subject: r.StreamType + "s/" + r.StreamID.String(), Time: r.RecordedAt.UTC().Format(TimeFormat),
+		DataContentType: "application/json", Data: r.Data,
+		TenantID: r.TenantID.String(), StreamID: r.StreamID.String(), StreamVersion: r.StreamVersion,
+		Position: r.Position, Actor: r.Meta.Actor, RequestID: r.Meta.RequestID,
+		CorrelationID: r.Meta.CorrelationID, CausationID: r.Meta.CausationID,
+		Hash: r.Hash, PrevHash: r.PrevHash,
+	}
+}
+
+// CloudEventType is the public type of an event: "ledger.user.created.v1".
+func CloudEventType(eventType string, version int) string {
+	return "ledger." + eventType + ".v" + strconv.Itoa(version)
+}
+
+// PublicData returns r's data without the fields its event type marks
+// private (personal data and secrets): what NATS subscribers receive.
+func PublicData(r Record) (json.RawMessage, error) {
+	def, ok := eventTypes[r.Type]
+	if !ok || len(def.Private) == 0 {
+		return r.Data, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(r.Data, &fields); err != nil {
+		return nil, fmt.Errorf("decode data of %s: %w", r.ID, err)
+	}
+	for _, f := range def.Private {
+		delete(fields, f)
+	}
+	return json.Marshal(fields)
+}

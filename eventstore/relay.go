@@ -1,0 +1,401 @@
+package eventstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// The events table is the transactional outbox: an event row is written in
+// the same transaction as the state change, and the relay publishes every
+// sequenced row after sequencer_state.published_position, in position order,
+// then moves published_position on. Because positions are gap-free and only
+// assigned by the sequencer (sequencer.go), "after published_position" is a
+// safe cursor, unlike a bigserial one.
+//
+// Exactly once, in order, across crashes: each message carries Nats-Msg-Id =
+// event id and Nats-Expected-Last-Msg-Id = the previous event's id. JetStream
+// drops a re-sent message whose id it has seen within the Duplicates window,
+// and rejects one whose predecessor is not the stream's last message, so a
+// failed publish also fails everything after it (no reordering), and after a
+// crash between publish and marking the relay learns from the stream's last
+// message how far it really got (reconcile), even beyond the dedup window.
+
+// RelayConfig configures the relay and the JetStream stream it writes.
+type RelayConfig struct {
+	Stream        string        // JetStream stream name, "LEDGER"
+	SubjectPrefix string        // first subject token, "ledger"
+	Duplicates    time.Duration // JetStream de-duplication window, at least 2 minutes
+	Replicas      int           // stream replicas (3 in a production cluster)
+	BatchSize     int           // events per sequencing and publishing round
+	PollInterval  time.Duration // idle wait between rounds
+	LeaderRetry   time.Duration // how often a standby tries to become the relay
+}
+
+func (c RelayConfig) withDefaults() RelayConfig {
+	if c.Stream == "" {
+		c.Stream = "LEDGER"
+	}
+	if c.SubjectPrefix == "" {
+		c.SubjectPrefix = "ledger"
+	}
+	if c.Duplicates < 2*time.Minute {
+		c.Duplicates = 2 * time.Minute
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 500
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = 5 * time.Millisecond
+	}
+	if c.LeaderRetry == 0 {
+		c.LeaderRetry = time.Second
+	}
+	return c
+}
+
+// Subject is the NATS subject of a record:
+// <prefix>.<tenantId>.<aggregate>.<aggregateId>.<eventName>.
+func (c RelayConfig) Subject(r domain.Record) string {
+	name := r.Type[strings.IndexByte(r.Type, '.')+1:]
+	return c.withDefaults().SubjectPrefix + "." + r.TenantID.String() + "." + r.StreamType + "." + r.StreamID.String() + "." + name
+}
+
+// relayLockKey is the advisory lock held by the one process that sequences and relays.
+const relayLockKey = 0x6c65646765720002
+
+// Relay sequences committed events and publishes them to JetStream. Every
+// ledgerd runs one; the one holding the advisory lock works, the others stand
+// by and take over within LeaderRetry when its connection dies.
+type Relay struct {
+	pool *pgxpool.Pool
+	js   jetstream.JetStream
+	cfg  RelayConfig
+	log  *slog.Logger
+
+	lastID       string // id of the event at published_position, the next message's expected last id
+	streamReady  bool   // the stream exists with our configuration
+	afterPublish func() // test hook: runs after publishing, before marking
+
+	leader    prometheus.Gauge
+	published prometheus.Counter
+	lag       prometheus.Histogram
+	pending   prometheus.Gauge
+}
+
+// NewRelay returns a relay; metrics are registered on reg when it is not nil.
+func NewRelay(pool *pgxpool.Pool, js jetstream.JetStream, cfg RelayConfig, log *slog.Logger, reg prometheus.Registerer) *Relay {
+	r := &Relay{pool: pool, js: js, cfg: cfg.withDefaults(), log: log,
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ledger_relay_leader",
+			Help: "1 while this process is the sequencer and relay."}),
+		published: prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_relay_published_total",
+			Help: "Events published to JetStream by this process."}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ledger_relay_lag_seconds",
+			Help:    "Time from an event's append to its acknowledged publication on JetStream.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
+		pending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ledger_outbox_pending",
+			Help: "Committed events not yet published to JetStream (outbox lag), as seen by the relay."}),
+	}
+	if reg != nil {
+		reg.MustRegister(r.leader, r.published, r.lag, r.pending)
+	}
+	return r
+}
+
+// EnsureStream creates or updates the JetStream stream.
+func (r *Relay) EnsureStream(ctx context.Context) (jetstream.Stream, error) {
+	s, err := r.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        r.cfg.Stream,
+		Description: "Ledger events (CloudEvents 1.0 JSON), published from the Postgres event store.",
+		Subjects:    []string{r.cfg.SubjectPrefix + ".>"},
+		Storage:     jetstream.FileStorage,
+		Replicas:    r.cfg.Replicas,
+		Duplicates:  r.cfg.Duplicates,
+		Retention:   jetstream.LimitsPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create stream %s: %w", r.cfg.Stream, err)
+	}
+	return s, nil
+}
+
+// Run works as the relay whenever this process holds the relay lock, until
+// ctx ends. It only returns ctx's error.
+func (r *Relay) Run(ctx context.Context) error {
+	for {
+		err := r.lead(ctx)
+		r.leader.Set(0)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			r.log.Warn("relay: stepping down", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(r.cfg.LeaderRetry):
+		}
+	}
+}
+
+// lead takes the relay lock on a dedicated connection and, if it gets it,
+// sequences and publishes until ctx ends or the connection fails. The lock
+// dies with the connection, so a crashed leader is replaced at once.
+func (r *Relay) lead(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, r.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var got bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(relayLockKey)).Scan(&got); err != nil {
+		return fmt.Errorf("relay lock: %w", err)
+	}
+	if !got {
+		return nil
+	}
+	r.leader.Set(1)
+	r.log.Info("relay: this process is now the sequencer and relay")
+	r.lastID, r.streamReady = "", false
+	var natsRetry time.Time // no publishing before this, after a NATS failure
+	natsBackoff := 100 * time.Millisecond
+	var nextGauge time.Time
+	for ctx.Err() == nil {
+		n, err := sequence(ctx, conn, r.cfg.BatchSize)
+		if err != nil {
+			return fmt.Errorf("sequence: %w", err)
+		}
+		var p int
+		if time.Now().After(natsRetry) {
+			p, err = r.publish(ctx, conn)
+			var pgErr pgxError
+			switch {
+			case err == nil:
+				natsBackoff = 100 * time.Millisecond
+			case errors.As(err, &pgErr):
+				return err
+			default:
+				r.log.Warn("relay: publish failed; retrying", "err", err, "in", natsBackoff)
+				r.streamReady = false
+				natsRetry = time.Now().Add(natsBackoff)
+				natsBackoff = min(natsBackoff*2, 5*time.Second)
+			}
+		}
+		if time.Now().After(nextGauge) {
+			r.updatePending(ctx, conn)
+			nextGauge = time.Now().Add(time.Second)
+		}
+		if n == 0 && p == 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(r.cfg.PollInterval):
+			}
+		}
+	}
+	return nil
+}
+
+// pgxError marks a database failure during publishing, which ends leadership
+// (the connection may be gone), unlike a NATS failure, which is retried.
+type pgxError struct{ err error }
+
+func (e pgxError) Error() string { return e.err.Error() }
+func (e pgxError) Unwrap() error { return e.err }
+
+func (r *Relay) updatePending(ctx context.Context, conn *pgx.Conn) {
+	var n int64
+	err := conn.QueryRow(ctx, `SELECT (SELECT last_position - published_position FROM sequencer_state)
+		+ (SELECT count(*) FROM events WHERE position IS NULL)`).Scan(&n)
+	if err == nil {
+		r.pending.Set(float64(n))
+	}
+}
+
+// publish sends the next batch of sequenced events after published_position
+// and marks how far JetStream acknowledged them.
+func (r *Relay) publish(ctx context.Context, conn *pgx.Conn) (int, error) {
+	var published int64
+	if err := conn.QueryRow(ctx, `SELECT published_position FROM sequencer_state WHERE id = 1`).Scan(&published); err != nil {
+		return 0, pgxError{fmt.Errorf("read published position: %w", err)}
+	}
+	rows, err := conn.Query(ctx, `SELECT `+recordColumns+` FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
+		published, r.cfg.BatchSize)
+	if err != nil {
+		return 0, pgxError{fmt.Errorf("read events to publish: %w", err)}
+	}
+	recs, err := pgx.CollectRows(rows, scanRecord)
+	if err != nil {
+		return 0, pgxError{err}
+	}
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	if !r.streamReady {
+		if _, err := r.EnsureStream(ctx); err != nil {
+			return 0, err
+		}
+		r.streamReady = true
+	}
+	if r.lastID == "" && published > 0 {
+		if err := conn.QueryRow(ctx, `SELECT id::text FROM events WHERE position = $1`, published).Scan(&r.lastID); err != nil {
+			return 0, pgxError{fmt.Errorf("read last published event: %w", err)}
+		}
+	}
+
+	futures := make([]jetstream.PubAckFuture, 0, len(recs))
+	expected := r.lastID
+	var sendErr error
+	for _, rec := range recs {
+		msg, err := r.message(rec)
+		if err != nil {
+			return 0, pgxError{err} // a stored event we cannot encode: stop and let an operator look
+		}
+		opts := []jetstream.PublishOpt{jetstream.WithMsgID(rec.ID.String()), jetstream.WithExpectStream(r.cfg.Stream)}
+		if expected != "" {
+			opts = append(opts, jetstream.WithExpectLastMsgID(expected))
+		}
+		f, err := r.js.PublishMsgAsync(msg, opts...)
+		if err != nil {
+			sendErr = err
+			break
+		}
+		futures = append(futures, f)
+		expected = rec.ID.String()
+	}
+	acked, ackErr := r.awaitAcks(ctx, futures, recs)
+	if r.afterPublish != nil {
+		r.afterPublish()
+	}
+	if acked > 0 {
+		last := recs[acked-1]
+		tag, err := conn.Exec(ctx, `UPDATE sequencer_state SET published_position = $1 WHERE id = 1 AND published_position = $2`,
+			last.Position, published)
+		if err != nil {
+			return 0, pgxError{fmt.Errorf("mark published: %w", err)}
+		}
+		if tag.RowsAffected() != 1 {
+			return 0, pgxError{errors.New("published position moved under the relay")}
+		}
+		r.lastID = last.ID.String()
+		r.published.Add(float64(acked))
+	}
+	if err := errors.Join(ackErr, sendErr); err != nil {
+		if isWrongLastMsgID(err) {
+			if rerr := r.reconcile(ctx, conn); rerr != nil {
+				return acked, rerr
+			}
+		}
+		return acked, err
+	}
+	return acked, nil
+}
+
+// awaitAcks waits for the futures in order and returns how many leading
+// messages JetStream stored (or already had), with the first error.
+func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture, recs []domain.Record) (int, error) {
+	acked := 0
+	timeout := time.After(10 * time.Second)
+	for i, f := range futures {
+		select {
+		case <-f.Ok():
+			if acked == i {
+				acked++
+				r.lag.Observe(time.Since(recs[i].RecordedAt).Seconds())
+			}
+		case err := <-f.Err():
+			if acked == i {
+				return acked, fmt.Errorf("publish %s: %w", recs[i].ID, err)
+			}
+		case <-timeout:
+			return acked, errors.New("publish: timed out waiting for JetStream acknowledgements")
+		case <-ctx.Done():
+			return acked, ctx.Err()
+		}
+	}
+	return acked, nil
+}
+
+// message builds the published form of rec: its CloudEvent with the private
+// fields left out of data. Its hash still refers to the stored event.
+func (r *Relay) message(rec domain.Record) (*nats.Msg, error) {
+	env := domain.Envelope(rec)
+	data, err := domain.PublicData(rec)
+	if err != nil {
+		return nil, err
+	}
+	env.Data = data
+	body, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("encode event %s: %w", rec.ID, err)
+	}
+	msg := nats.NewMsg(r.cfg.Subject(rec))
+	msg.Data = body
+	msg.Header.Set("Content-Type", "application/cloudevents+json")
+	return msg, nil
+}
+
+func isWrongLastMsgID(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == 10070 // JSStreamWrongLastMsgIDErrF
+}
+
+// reconcile resets published_position to the event that is really the
+// stream's last message: forward after a crash between publish and marking,
+// backward if JetStream lost acknowledged messages (Postgres is the source of
+// truth, so they are published again). A new, empty stream gets everything.
+func (r *Relay) reconcile(ctx context.Context, conn *pgx.Conn) error {
+	stream, err := r.EnsureStream(ctx)
+	if err != nil {
+		return err
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("stream info: %w", err)
+	}
+	var position int64
+	lastID := ""
+	if info.State.LastSeq > 0 {
+		msg, err := stream.GetMsg(ctx, info.State.LastSeq)
+		if err != nil {
+			return fmt.Errorf("read stream's last message: %w", err)
+		}
+		lastID = msg.Header.Get(jetstream.MsgIDHeader)
+		id, perr := uuid.Parse(lastID)
+		err = perr
+		if perr == nil {
+			err = conn.QueryRow(ctx, `SELECT position FROM events WHERE id = $1 AND position IS NOT NULL`, id).Scan(&position)
+		}
+		if perr != nil || errors.Is(err, pgx.ErrNoRows) {
+			r.log.Error("relay: the stream's last message is not a ledger event; publishing on without an order check",
+				"stream", r.cfg.Stream, "msgId", lastID)
+			r.lastID = ""
+			return nil
+		}
+		if err != nil {
+			return pgxError{fmt.Errorf("find stream's last event: %w", err)}
+		}
+	}
+	if _, err := conn.Exec(ctx, `UPDATE sequencer_state SET published_position = $1 WHERE id = 1`, position); err != nil {
+		return pgxError{fmt.Errorf("reset published position: %w", err)}
+	}
+	r.log.Warn("relay: reconciled with the stream", "publishedPosition", position, "lastMsgId", lastID)
+	r.lastID = lastID
+	return nil
+}

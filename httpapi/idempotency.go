@@ -1,0 +1,96 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"io"
+	"net/http"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// maxIdempotencyKey is the longest Idempotency-Key accepted (IETF draft, Stripe).
+const maxIdempotencyKey = 255
+
+// idempotent runs a POST that carries an Idempotency-Key exactly once per key
+// and caller: a retry with the same body gets the first response again, with
+// Idempotent-Replayed: true (contract §1).
+func (s *Server) idempotent(next http.Handler) http.Handler {
+	return s.route(func(w http.ResponseWriter, r *http.Request) error {
+		key := r.Header.Get("Idempotency-Key")
+		if r.Method != http.MethodPost || key == "" {
+			next.ServeHTTP(w, r)
+			return nil
+		}
+		if len(key) > maxIdempotencyKey {
+			return domain.Invalidf("Idempotency-Key", "must be at most %d characters", maxIdempotencyKey)
+		}
+		c, _ := callerFrom(r.Context())
+		scope := c.TenantID.String()
+		if c.Kind == KindUser {
+			scope += "/" + c.UserID.String()
+		}
+		// The request hash covers what the request means: method, path,
+		// content type and body. Read at most one byte over the largest
+		// upload so an oversized body still fails in its handler.
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
+		if err != nil {
+			return domain.Errorf(domain.Invalid, "unreadable_body", "the request body could not be read")
+		}
+		h := sha256.New()
+		io.WriteString(h, r.Method+" "+r.URL.RequestURI()+"\n"+r.Header.Get("Content-Type")+"\n")
+		h.Write(body)
+
+		var rec *bufferedResponse
+		status, contentType, respBody, replayed, err := s.idempotency.Do(r.Context(), scope, key, h.Sum(nil),
+			func(ctx context.Context) (int, string, []byte) {
+				rec = newBufferedResponse()
+				req := r.Clone(ctx)
+				req.Body = io.NopCloser(bytes.NewReader(body))
+				next.ServeHTTP(rec, req)
+				return rec.status, rec.header.Get("Content-Type"), rec.body.Bytes()
+			})
+		if err != nil {
+			return err
+		}
+		if replayed {
+			w.Header().Set("Idempotent-Replayed", "true")
+		} else {
+			for k, v := range rec.header {
+				w.Header()[k] = v
+			}
+		}
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
+		}
+		w.WriteHeader(status)
+		w.Write(respBody)
+		return nil
+	})
+}
+
+// bufferedResponse holds a response until its transaction has committed, so
+// the caller never sees a response whose effect was rolled back.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newBufferedResponse() *bufferedResponse { return &bufferedResponse{header: http.Header{}} }
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+
+func (b *bufferedResponse) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}

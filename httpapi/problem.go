@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// problem is an RFC 9457 problem details body with this API's extensions.
+type problem struct {
+	Type     string              `json:"type"`
+	Title    string              `json:"title"`
+	Status   int                 `json:"status"`
+	Detail   string              `json:"detail"`
+	Instance string              `json:"instance,omitempty"`
+	Code     string              `json:"code"`
+	Errors   []domain.FieldError `json:"errors,omitempty"`
+}
+
+var kindStatus = map[domain.Kind]int{
+	domain.Internal:        http.StatusInternalServerError,
+	domain.Invalid:         http.StatusBadRequest,
+	domain.Unauthenticated: http.StatusUnauthorized,
+	domain.Forbidden:       http.StatusForbidden,
+	domain.NotFound:        http.StatusNotFound,
+	domain.Conflict:        http.StatusConflict,
+	domain.TooLarge:        http.StatusRequestEntityTooLarge,
+	domain.Unsupported:     http.StatusUnsupportedMediaType,
+	domain.Unprocessable:   http.StatusUnprocessableEntity,
+	domain.Unavailable:     http.StatusServiceUnavailable,
+}
+
+var (
+	errNotFound         = domain.Errorf(domain.NotFound, "not_found", "no such resource")
+	errMethodNotAllowed = &domain.Error{Kind: domain.Invalid, Code: "method_not_allowed", Message: "method not allowed on this resource"}
+)
+
+// writeProblem writes err as problem+json. Errors that are not a
+// *domain.Error are internal: logged with the request id, never shown.
+func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	var de *domain.Error
+	if !errors.As(err, &de) {
+		de = &domain.Error{Kind: domain.Internal, Code: "internal_error", Err: err}
+	}
+	status := kindStatus[de.Kind]
+	if de.Code == "method_not_allowed" {
+		status = http.StatusMethodNotAllowed
+	}
+	p := problem{Type: "/problems/" + de.Code, Title: http.StatusText(status), Status: status,
+		Detail: de.Message, Instance: r.URL.Path, Code: de.Code, Errors: de.Fields}
+	if de.Kind == domain.Internal {
+		s.logger(r).Error("internal error", "err", err)
+		p.Type, p.Detail = "about:blank", "an internal error occurred; it is safe to retry"
+	} else if de.Err != nil {
+		s.logger(r).Info("request failed", "code", de.Code, "err", de.Err)
+	}
+	if de.Kind == domain.Unauthenticated {
+		if r.Header.Get("Authorization") == "" {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+		} else {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		}
+	}
+	body, _ := json.Marshal(p)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}

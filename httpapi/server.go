@@ -1,0 +1,85 @@
+// Package httpapi is the REST API: routing, authentication, strict decoding,
+// idempotency and RFC 9457 errors. Handlers are thin: decode, call a domain
+// decision through a small interface, write the result.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// Credentials is what authentication reads: API keys, and whether a token's
+// principal is still allowed to act.
+type Credentials interface {
+	Credential(ctx context.Context, apiKey string) (domain.Credential, error)
+	PrincipalActive(ctx context.Context, tenantID uuid.UUID, apiKey string, userID uuid.UUID) (bool, error)
+	UserStatus(ctx context.Context, tenantID, userID uuid.UUID) (string, error)
+}
+
+// SigningKeys are the shared JWT keys.
+type SigningKeys interface {
+	CurrentSigningKey(ctx context.Context) (kid string, secret []byte, err error)
+	SigningKey(ctx context.Context, kid string) ([]byte, error)
+}
+
+// Idempotency runs a request once per Idempotency-Key (contract §1).
+type Idempotency interface {
+	Do(ctx context.Context, scope, key string, requestHash []byte,
+		run func(ctx context.Context) (status int, contentType string, body []byte)) (status int, contentType string, body []byte, replayed bool, err error)
+}
+
+// Config holds the API's settings.
+type Config struct {
+	TenantTokenTTL time.Duration
+	UserTokenTTL   time.Duration
+	Issuer         string // JWT iss
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg         Config
+	log         *slog.Logger
+	credentials Credentials
+	keys        SigningKeys
+	idempotency Idempotency
+	ready       func(ctx context.Context) error
+	metrics     *httpMetrics
+	gatherer    prometheus.Gatherer
+	now         func() time.Time
+	router      *mux.Router
+}
+
+// Deps are the Server's collaborators, plugged in by cmd/ledgerd.
+type Deps struct {
+	Log         *slog.Logger
+	Credentials Credentials
+	Keys        SigningKeys
+	Idempotency Idempotency
+	Ready       func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
+	Registry    *prometheus.Registry
+}
+
+// New returns the API server.
+func New(cfg Config, d Deps) *Server {
+	if cfg.Issuer == "" {
+		cfg.Issuer = "ledger"
+	}
+	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
+		ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
+	s.router = s.routes()
+	return s
+}
+
+// ServeHTTP makes the Server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// Router exposes the route table (for the OpenAPI and access-matrix tests).
+func (s *Server) Router() *mux.Router { return s.router }

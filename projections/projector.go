@@ -1,0 +1,50 @@
+// Package projections keeps the read models that serve the API's GETs. They
+// are written inline, in the transaction that appends the events, so a write
+// is visible to the next read; each can be rebuilt from the events.
+package projections
+
+import (
+	"context"
+	"embed"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ledger/ledger/domain"
+)
+
+//go:embed migrations/*.sql
+var Migrations embed.FS
+
+// Projector applies records to every read model. It satisfies
+// eventstore.Projector.
+type Projector struct{}
+
+// Project applies recs, in order, within tx.
+func (Projector) Project(ctx context.Context, tx pgx.Tx, recs []domain.Record) error {
+	for _, r := range recs {
+		e, err := r.Decode()
+		if err != nil {
+			return err
+		}
+		switch r.StreamType {
+		case "tenant":
+			err = projectTenant(ctx, tx, r, e)
+		case "user":
+			err = projectUser(ctx, tx, r, e)
+		}
+		if err != nil {
+			return fmt.Errorf("project %s %s: %w", r.Type, r.ID, err)
+		}
+	}
+	return nil
+}
+
+// Reader answers the read models' queries.
+type Reader struct {
+	pool *pgxpool.Pool
+}
+
+// NewReader returns a Reader over pool.
+func NewReader(pool *pgxpool.Pool) *Reader { return &Reader{pool: pool} }

@@ -1,0 +1,83 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ledger/ledger/domain"
+)
+
+func projectTenant(ctx context.Context, tx pgx.Tx, r domain.Record, e domain.Event) error {
+	var err error
+	switch e := e.(type) {
+	case domain.TenantCreated:
+		_, err = tx.Exec(ctx, `INSERT INTO tenants (id, name, owner_user_id, version, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $5)`, e.TenantID, e.Name, e.OwnerUserID, r.StreamVersion, r.RecordedAt)
+		return err
+	case domain.APIKeyCreated:
+		_, err = tx.Exec(ctx, `INSERT INTO api_keys (api_key, tenant_id, secret_hash, created_at) VALUES ($1, $2, $3, $4)`,
+			e.APIKey, r.TenantID, e.SecretHash, r.RecordedAt)
+	case domain.APIKeyRevoked:
+		_, err = tx.Exec(ctx, `UPDATE api_keys SET revoked_at = $3 WHERE api_key = $1 AND tenant_id = $2`,
+			e.APIKey, r.TenantID, r.RecordedAt)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `UPDATE tenants SET version = $2, updated_at = $3 WHERE id = $1`, r.StreamID, r.StreamVersion, r.RecordedAt)
+	return err
+}
+
+// errNotFound is what lookups that find nothing return: a 404 that does not
+// say whether the thing is absent or someone else's.
+var errNotFound = domain.Errorf(domain.NotFound, "not_found", "not found")
+
+// Credential returns the API key key, or a NotFound error.
+func (q *Reader) Credential(ctx context.Context, key string) (domain.Credential, error) {
+	k := domain.Credential{APIKey: key}
+	err := q.pool.QueryRow(ctx, `SELECT tenant_id, secret_hash, revoked_at IS NOT NULL FROM api_keys WHERE api_key = $1`, key).
+		Scan(&k.TenantID, &k.SecretHash, &k.Revoked)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return k, errNotFound
+	}
+	if err != nil {
+		return k, fmt.Errorf("read api key: %w", err)
+	}
+	return k, nil
+}
+
+// PrincipalActive reports, in one query, whether a token's API key is still
+// valid for tenantID and, for a user token (userID not Nil), whether that
+// user is an active user of the tenant. Every authenticated request asks it,
+// so revocations and disabled users take effect at once on every instance.
+func (q *Reader) PrincipalActive(ctx context.Context, tenantID uuid.UUID, apiKey string, userID uuid.UUID) (bool, error) {
+	var ok bool
+	err := q.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE api_key = $1 AND tenant_id = $2 AND revoked_at IS NULL)
+		AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM users WHERE id = $3 AND tenant_id = $2 AND status = 'Active'))`,
+		apiKey, tenantID, nullUUID(userID)).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("check principal: %w", err)
+	}
+	return ok, nil
+}
+
+// OwnerUserID returns the owner user of a tenant.
+func (q *Reader) OwnerUserID(ctx context.Context, tenantID uuid.UUID) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := q.pool.QueryRow(ctx, `SELECT owner_user_id FROM tenants WHERE id = $1`, tenantID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return id, errNotFound
+	}
+	return id, err
+}
+
+func nullUUID(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
+}
