@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/ledger/ledger/domain"
+)
+
+type decodeTarget struct {
+	APIKey string `json:"apiKey"`
+	Count  int    `json:"count"`
+}
+
+func TestDecode(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		contentType string
+		body        string
+		wantKind    domain.Kind
+		wantCode    string
+		wantField   string
+	}{
+		{name: "valid", contentType: "application/json", body: `{"apiKey":"k","count":2}`},
+		{name: "charset parameter", contentType: "application/json; charset=utf-8", body: `{"apiKey":"k"}`},
+		{name: "wrong content type", contentType: "text/plain", body: `{}`, wantKind: domain.Unsupported, wantCode: "unsupported_media_type"},
+		{name: "no content type", body: `{}`, wantKind: domain.Unsupported, wantCode: "unsupported_media_type"},
+		{name: "malformed", contentType: "application/json", body: `{"apiKey":`, wantKind: domain.Invalid, wantCode: "malformed_json"},
+		{name: "empty", contentType: "application/json", body: ``, wantKind: domain.Invalid, wantCode: "malformed_json"},
+		{name: "unknown field", contentType: "application/json", body: `{"nope":1}`, wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "nope"},
+		{name: "wrong type", contentType: "application/json", body: `{"count":"x"}`, wantKind: domain.Invalid, wantCode: "validation_failed", wantField: "count"},
+		{name: "array body", contentType: "application/json", body: `[1]`, wantKind: domain.Invalid, wantCode: "malformed_json"},
+		{name: "trailing garbage", contentType: "application/json", body: `{"apiKey":"k"} x`, wantKind: domain.Invalid, wantCode: "malformed_json"},
+		{name: "two objects", contentType: "application/json", body: `{} {}`, wantKind: domain.Invalid, wantCode: "malformed_json"},
+		{name: "over 1 MiB", contentType: "application/json", body: `{"apiKey":"` + strings.Repeat("a", maxJSONBody) + `"}`,
+			wantKind: domain.TooLarge, wantCode: "body_too_large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(tt.body))
+			if tt.contentType != "" {
+				r.Header.Set("Content-Type", tt.contentType)
+			}
+			var v decodeTarget
+			err := decode(httptest.NewRecorder(), r, &v)
+			if tt.wantCode == "" {
+				if err != nil {
+					t.Fatalf("got %v, want nil", err)
+				}
+				return
+			}
+			var de *domain.Error
+			if !errors.As(err, &de) || de.Kind != tt.wantKind || de.Code != tt.wantCode {
+				t.Fatalf("got %v, want kind %d code %s", err, tt.wantKind, tt.wantCode)
+			}
+			if tt.wantField != "" && (len(de.Fields) != 1 || de.Fields[0].Field != tt.wantField) {
+				t.Errorf("got fields %+v, want %s", de.Fields, tt.wantField)
+			}
+		})
+	}
+}
+
+// FuzzDecode checks that any body either decodes or yields a client error
+// (never an internal one, never a panic).
+func FuzzDecode(f *testing.F) {
+	for _, seed := range []string{`{"apiKey":"k","count":1}`, `{`, `[]`, `{"count":1e400}`, `{"apiKey":"\ud800"}`, "{} \x00", `null`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		var v decodeTarget
+		if err := decode(httptest.NewRecorder(), r, &v); err != nil && domain.ErrorKind(err) == domain.Internal {
+			t.Fatalf("body %q: got internal error %v", body, err)
+		}
+	})
+}
