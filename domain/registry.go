@@ -9,11 +9,11 @@ import (
 
 // EventDef describes one event type of the public event contract.
 type EventDef struct {
-	Type    string           // "user.created"
-	Version int              // schema version; the CloudEvents type ends in ".v<Version>"
-	New     func() Event     // a zero value to decode into
-	Private []string         // top-level data fields withheld from the NATS publication (personal data, secrets)
-	Doc     string           // one sentence for the event catalogue
+	Type    string       // "user.created"
+	Version int          // schema version; the CloudEvents type ends in ".v<Version>"
+	New     func() Event // a zero value to decode into
+	Private []string     // top-level data fields withheld from the NATS publication (personal data, secrets)
+	Doc     string       // one sentence for the event catalogue
 }
 
 var eventTypes = map[string]EventDef{}

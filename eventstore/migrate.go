@@ -105,7 +105,12 @@ func Pending(ctx context.Context, pool *pgxpool.Pool, sets ...MigrationSet) (boo
 			return false, err
 		}
 		var n int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE component = $1`, set.Component).Scan(&n); err != nil {
+		err = pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE component = $1`, set.Component).Scan(&n)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table: nothing migrated yet, so all is pending
+			return true, nil
+		}
+		if err != nil {
 			return false, err
 		}
 		if n < len(names) {

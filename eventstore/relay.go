@@ -27,7 +27,8 @@ import (
 // safe cursor, unlike a bigserial one.
 //
 // Exactly once, in order, across crashes: each message carries Nats-Msg-Id =
-// event id and Nats-Expected-Last-Msg-Id = the previous event's id. JetStream
+// event id and Nats-Expected-Last-Msg-Id = the previous event's id (the very
+// first event: Nats-Expected-Last-Sequence = 0, an empty stream). JetStream
 // drops a re-sent message whose id it has seen within the Duplicates window,
 // and rejects one whose predecessor is not the stream's last message, so a
 // failed publish also fails everything after it (no reordering), and after a
@@ -89,7 +90,9 @@ type Relay struct {
 	cfg  RelayConfig
 	log  *slog.Logger
 
-	lastID       string // id of the event at published_position, the next message's expected last id
+	lastID       string // id of the event at lastPos, the next message's expected last id
+	lastPos      int64  // the published_position lastID belongs to; -1: not known yet
+	lastSeq      uint64 // when lastID is "": the stream sequence the next message must follow (0: empty stream)
 	streamReady  bool   // the stream exists with our configuration
 	afterPublish func() // test hook: runs after publishing, before marking
 
@@ -173,7 +176,7 @@ func (r *Relay) lead(ctx context.Context) error {
 	}
 	r.leader.Set(1)
 	r.log.Info("relay: this process is now the sequencer and relay")
-	r.lastID, r.streamReady = "", false
+	r.lastID, r.lastPos, r.lastSeq, r.streamReady = "", -1, 0, false
 	var natsRetry time.Time // no publishing before this, after a NATS failure
 	natsBackoff := 100 * time.Millisecond
 	var nextGauge time.Time
@@ -253,10 +256,18 @@ func (r *Relay) publish(ctx context.Context, conn *pgx.Conn) (int, error) {
 		}
 		r.streamReady = true
 	}
-	if r.lastID == "" && published > 0 {
-		if err := conn.QueryRow(ctx, `SELECT id::text FROM events WHERE position = $1`, published).Scan(&r.lastID); err != nil {
-			return 0, pgxError{fmt.Errorf("read last published event: %w", err)}
+	// lastID belongs to one published position: when published_position
+	// moved under the relay (an operator reset, a restore, a reconcile), the
+	// old id would let JetStream accept re-sent events as new once the dedup
+	// window has passed, so it is read again.
+	if r.lastPos != published {
+		r.lastID, r.lastSeq = "", 0
+		if published > 0 {
+			if err := conn.QueryRow(ctx, `SELECT id::text FROM events WHERE position = $1`, published).Scan(&r.lastID); err != nil {
+				return 0, pgxError{fmt.Errorf("read last published event: %w", err)}
+			}
 		}
+		r.lastPos = published
 	}
 
 	futures := make([]jetstream.PubAckFuture, 0, len(recs))
@@ -270,6 +281,11 @@ func (r *Relay) publish(ctx context.Context, conn *pgx.Conn) (int, error) {
 		opts := []jetstream.PublishOpt{jetstream.WithMsgID(rec.ID.String()), jetstream.WithExpectStream(r.cfg.Stream)}
 		if expected != "" {
 			opts = append(opts, jetstream.WithExpectLastMsgID(expected))
+		} else {
+			// Nothing published yet (or the stream ends with a foreign
+			// message): expect exactly that stream sequence, so a relay that
+			// died before marking its first batch cannot publish it twice.
+			opts = append(opts, jetstream.WithExpectLastSequence(r.lastSeq))
 		}
 		f, err := r.js.PublishMsgAsync(msg, opts...)
 		if err != nil {
@@ -293,7 +309,7 @@ func (r *Relay) publish(ctx context.Context, conn *pgx.Conn) (int, error) {
 		if tag.RowsAffected() != 1 {
 			return 0, pgxError{errors.New("published position moved under the relay")}
 		}
-		r.lastID = last.ID.String()
+		r.lastID, r.lastPos = last.ID.String(), last.Position
 		r.published.Add(float64(acked))
 	}
 	if err := errors.Join(ackErr, sendErr); err != nil {
@@ -351,9 +367,14 @@ func (r *Relay) message(rec domain.Record) (*nats.Msg, error) {
 	return msg, nil
 }
 
+// isWrongLastMsgID reports whether JetStream rejected a message because the
+// stream's last message was not the one expected: by id, or, for the first
+// message ever published, by sequence (the stream was not empty).
 func isWrongLastMsgID(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == 10070 // JSStreamWrongLastMsgIDErrF
+	return errors.As(err, &apiErr) &&
+		(apiErr.ErrorCode == 10070 || // JSStreamWrongLastMsgIDErrF
+			apiErr.ErrorCode == 10071) // JSStreamWrongLastSequenceErrF
 }
 
 // reconcile resets published_position to the event that is really the
@@ -383,9 +404,9 @@ func (r *Relay) reconcile(ctx context.Context, conn *pgx.Conn) error {
 			err = conn.QueryRow(ctx, `SELECT position FROM events WHERE id = $1 AND position IS NOT NULL`, id).Scan(&position)
 		}
 		if perr != nil || errors.Is(err, pgx.ErrNoRows) {
-			r.log.Error("relay: the stream's last message is not a ledger event; publishing on without an order check",
-				"stream", r.cfg.Stream, "msgId", lastID)
-			r.lastID = ""
+			r.log.Error("relay: the stream's last message is not a ledger event; publishing on after it",
+				"stream", r.cfg.Stream, "msgId", lastID, "seq", info.State.LastSeq)
+			r.lastID, r.lastSeq = "", info.State.LastSeq
 			return nil
 		}
 		if err != nil {
@@ -396,6 +417,6 @@ func (r *Relay) reconcile(ctx context.Context, conn *pgx.Conn) error {
 		return pgxError{fmt.Errorf("reset published position: %w", err)}
 	}
 	r.log.Warn("relay: reconciled with the stream", "publishedPosition", position, "lastMsgId", lastID)
-	r.lastID = lastID
+	r.lastID, r.lastPos, r.lastSeq = lastID, position, 0
 	return nil
 }

@@ -1,0 +1,356 @@
+package eventstore
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/testenv"
+	"github.com/ledger/ledger/projections"
+)
+
+// appendTenants appends n new tenants (three events each).
+func appendTenants(t *testing.T, ctx context.Context, store *Store, n int) {
+	t.Helper()
+	for range n {
+		mustCreateTenant(t, ctx, store)
+	}
+}
+
+// relayEnv is a migrated database, a store on it, and a JetStream stream of
+// the test's own, on the local NATS server or an embedded one.
+type relayEnv struct {
+	pool   *pgxpool.Pool
+	store  *Store
+	js     jetstream.JetStream
+	stream testenv.Stream
+	cfg    RelayConfig
+}
+
+func newRelayEnv(t *testing.T) relayEnv {
+	t.Helper()
+	return newRelayEnvOn(t, localNATS)
+}
+
+// The NATS servers relay tests can run against: the local one (testenv) and
+// this module's embedded nats-server. Their versions differ in the order they
+// check a message's expected last sequence and its de-duplication, which
+// matters to a relay recovering from a crash, so those tests run on both.
+const (
+	localNATS    = "local"
+	embeddedNATS = "embedded"
+)
+
+func newRelayEnvOn(t *testing.T, server string) relayEnv {
+	t.Helper()
+	var url string
+	var stream testenv.Stream
+	switch server {
+	case localNATS:
+		url, stream = testenv.NATSURL(), testenv.NewStream(t)
+	case embeddedNATS:
+		url = startNATS(t, -1, t.TempDir()).ClientURL()
+		stream = testenv.Stream{Name: testenv.Name("LEDGER_T"), SubjectPrefix: testenv.Name("ledgert")}
+	default:
+		t.Fatalf("unknown NATS server %q", server)
+	}
+	pool := mustMigrated(t, 8)
+	return relayEnv{
+		pool: pool, store: New(pool, projections.Projector{}, nil),
+		js: mustJetStream(t, url), stream: stream,
+		cfg: RelayConfig{Stream: stream.Name, SubjectPrefix: stream.SubjectPrefix},
+	}
+}
+
+func (e relayEnv) newRelay(t *testing.T, reg prometheus.Registerer) *Relay {
+	return NewRelay(e.pool, e.js, e.cfg, testLogger(t), reg)
+}
+
+// checkStream waits until everything is published and checks the stream
+// holds each event exactly once, in position order.
+func (e relayEnv) checkStream(t *testing.T, ctx context.Context, within time.Duration) []publishedMsg {
+	t.Helper()
+	ids := waitPublished(t, ctx, e.pool, within)
+	msgs := readPublished(t, ctx, e.js, e.stream.Name)
+	checkExactlyOnceInOrder(t, msgs, ids)
+	return msgs
+}
+
+// crashAfterPublish runs a relay that dies between publishing its first
+// batch and marking it published, and checks that it did.
+func (e relayEnv) crashAfterPublish(t *testing.T, ctx context.Context, duplicates time.Duration) {
+	t.Helper()
+	crashing := e.newRelay(t, nil)
+	if duplicates > 0 {
+		crashing.cfg.Duplicates = duplicates
+	}
+	rr := &runningRelay{done: make(chan error, 1)}
+	runCtx, cancel := context.WithCancel(ctx)
+	rr.cancel = cancel
+	var once sync.Once
+	crashing.afterPublish = func() { once.Do(cancel) } // the marking UPDATE then fails: the process "died"
+	go func() { rr.done <- crashing.Run(runCtx) }()
+	t.Cleanup(func() { rr.stop(t) })
+	rr.wait(t, 30*time.Second)
+
+	s, err := readSequencerState(ctx, e.pool)
+	if err != nil {
+		t.Fatalf("read sequencer state: %v", err)
+	}
+	if s.Last != s.Events || s.Published != 0 {
+		t.Fatalf("after the crash: got %+v, want every event sequenced and none marked published", s)
+	}
+	if got := len(readPublished(t, ctx, e.js, e.stream.Name)); int64(got) != s.Last {
+		t.Fatalf("after the crash: got %d messages in the stream, want all %d published", got, s.Last)
+	}
+}
+
+// TestRelayCrashBetweenPublishAndMark: a relay publishes a batch and dies
+// before it records that; the next relay must not publish anything twice.
+func TestRelayCrashBetweenPublishAndMark(t *testing.T) {
+	t.Parallel()
+	for _, server := range []string{localNATS, embeddedNATS} {
+		t.Run(server, func(t *testing.T) {
+			t.Parallel()
+			testRelayCrashBetweenPublishAndMark(t, newRelayEnvOn(t, server))
+		})
+	}
+}
+
+func testRelayCrashBetweenPublishAndMark(t *testing.T, e relayEnv) {
+	ctx := testContext(t, 60*time.Second)
+	appendTenants(t, ctx, e.store, 5)
+	e.crashAfterPublish(t, ctx, 0)
+
+	appendTenants(t, ctx, e.store, 3) // more events while no relay runs
+	startRelay(t, e.newRelay(t, nil))
+	msgs := e.checkStream(t, ctx, 20*time.Second)
+	if len(msgs) != 8*3 {
+		t.Errorf("got %d messages, want %d", len(msgs), 8*3)
+	}
+
+	appendTenants(t, ctx, e.store, 2) // and it goes on publishing
+	e.checkStream(t, ctx, 20*time.Second)
+
+	// published_position reset under the running relay: no event twice.
+	if _, err := e.pool.Exec(ctx, `UPDATE sequencer_state SET published_position = 0`); err != nil {
+		t.Fatalf("reset published position: %v", err)
+	}
+	msgs = e.checkStream(t, ctx, 20*time.Second)
+	if len(msgs) != 10*3 {
+		t.Errorf("got %d messages, want %d", len(msgs), 10*3)
+	}
+}
+
+// TestRelayReconcilesAfterDedupWindow covers a restart after JetStream's
+// de-duplication window has expired: re-sent messages are no longer dropped
+// as duplicates, so the relay must learn from the stream how far it got. The
+// expiry is real: the relays' window is cut to the server's minimum range and
+// the test waits it out.
+func TestRelayReconcilesAfterDedupWindow(t *testing.T) {
+	t.Parallel()
+	for _, server := range []string{localNATS, embeddedNATS} {
+		t.Run(server, func(t *testing.T) {
+			t.Parallel()
+			testRelayReconcilesAfterDedupWindow(t, newRelayEnvOn(t, server))
+		})
+	}
+}
+
+func testRelayReconcilesAfterDedupWindow(t *testing.T, e relayEnv) {
+	const window = 250 * time.Millisecond
+	ctx := testContext(t, 60*time.Second)
+	appendTenants(t, ctx, e.store, 5)
+	e.crashAfterPublish(t, ctx, window)
+	time.Sleep(4 * window) // the server forgets the message ids
+
+	appendTenants(t, ctx, e.store, 3)
+	relay := e.newRelay(t, nil)
+	relay.cfg.Duplicates = window
+	startRelay(t, relay)
+	e.checkStream(t, ctx, 20*time.Second)
+
+	// An operator (or a restore) moves published_position back under the
+	// running relay, after the window: it must reconcile, not re-send.
+	time.Sleep(4 * window)
+	if _, err := e.pool.Exec(ctx, `UPDATE sequencer_state SET published_position = 0`); err != nil {
+		t.Fatalf("reset published position: %v", err)
+	}
+	appendTenants(t, ctx, e.store, 1)
+	msgs := e.checkStream(t, ctx, 20*time.Second)
+	if len(msgs) != 9*3 {
+		t.Errorf("got %d messages, want %d", len(msgs), 9*3)
+	}
+}
+
+// TestRelayTwoInstances runs two relays on one database and stream: one
+// leads, everything is published once, and when the leader stops the other
+// takes over within a few seconds.
+func TestRelayTwoInstances(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 60*time.Second)
+	e := newRelayEnv(t)
+	regs := []*prometheus.Registry{prometheus.NewRegistry(), prometheus.NewRegistry()}
+	relays := []*runningRelay{startRelay(t, e.newRelay(t, regs[0])), startRelay(t, e.newRelay(t, regs[1]))}
+
+	appendTenants(t, ctx, e.store, 10)
+	e.checkStream(t, ctx, 20*time.Second)
+	leader := waitLeader(t, regs, -1, 5*time.Second)
+	standby := 1 - leader
+	// Leadership stays put while both run, for longer than the standby's
+	// retry interval, and only the leader publishes.
+	for end := time.Now().Add(e.cfg.withDefaults().LeaderRetry + 500*time.Millisecond); time.Now().Before(end); {
+		if got := leaders(t, regs); len(got) != 1 || got[0] != leader {
+			t.Fatalf("leaders: got %v, want only relay %d", got, leader)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := metricValue(t, regs[leader], "ledger_relay_published_total"); got != 30 {
+		t.Errorf("leader's published count: got %v, want 30", got)
+	}
+	if got := metricValue(t, regs[standby], "ledger_relay_published_total"); got != 0 {
+		t.Errorf("standby's published count: got %v, want 0", got)
+	}
+
+	start := time.Now()
+	relays[leader].stop(t)
+	waitLeader(t, regs, standby, 5*time.Second)
+	appendTenants(t, ctx, e.store, 5)
+	e.checkStream(t, ctx, 10*time.Second)
+	if got := metricValue(t, regs[standby], "ledger_relay_published_total"); got < 15 {
+		t.Errorf("new leader's published count: got %v, want at least 15", got)
+	}
+	t.Logf("relay %d took over and published in %v", standby, time.Since(start).Round(time.Millisecond))
+}
+
+// leaders returns the relays whose ledger_relay_leader gauge is 1.
+func leaders(t *testing.T, regs []*prometheus.Registry) []int {
+	t.Helper()
+	var got []int
+	for i, reg := range regs {
+		if metricValue(t, reg, "ledger_relay_leader") == 1 {
+			got = append(got, i)
+		}
+	}
+	return got
+}
+
+// metricValue returns the value of an unlabelled gauge or counter.
+func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather metrics: %v", err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			m := mf.GetMetric()[0]
+			return m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("metric %s not registered", name)
+	return 0
+}
+
+// waitLeader waits until exactly one relay leads (want, or any when want is
+// -1) and returns it.
+func waitLeader(t *testing.T, regs []*prometheus.Registry, want int, within time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		got := leaders(t, regs)
+		if len(got) == 1 && (want < 0 || got[0] == want) {
+			return got[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("leaders after %v: got %v, want exactly relay %d", within, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRelayPublishesPublicData checks what subscribers get: the stored
+// CloudEvent with its private fields left out of data, still carrying the
+// stored event's hash.
+func TestRelayPublishesPublicData(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 60*time.Second)
+	e := newRelayEnv(t)
+	s := mustCreateTenant(t, ctx, e.store)
+	startRelay(t, e.newRelay(t, nil))
+	msgs := e.checkStream(t, ctx, 20*time.Second)
+
+	stored := map[string]domain.Record{}
+	for _, stream := range []domain.StreamRef{s.Tenant, s.Owner} {
+		recs, err := e.store.Load(ctx, stream)
+		if err != nil {
+			t.Fatalf("load: %v", err)
+		}
+		for _, r := range recs {
+			stored[r.ID.String()] = r
+		}
+	}
+	private := map[string][]string{
+		"tenant.created":         {"ownerEmail"},
+		"tenant.api_key_created": {"secretHash"},
+		"user.created":           {"email", "name"},
+	}
+	kept := map[string][]string{
+		"tenant.created":         {"tenantId", "name", "ownerUserId"},
+		"tenant.api_key_created": {"apiKey"},
+		"user.created":           {"userId", "role"},
+	}
+	seen := map[string]int{}
+	for _, m := range msgs {
+		r, ok := stored[m.MsgID]
+		if !ok {
+			t.Fatalf("message %s: not a stored event", m.MsgID)
+		}
+		seen[r.Type]++
+		var storedData map[string]any
+		if err := json.Unmarshal(r.Data, &storedData); err != nil {
+			t.Fatalf("decode stored data: %v", err)
+		}
+		for _, f := range private[r.Type] {
+			if _, ok := m.Data[f]; ok {
+				t.Errorf("%s published: got field %q in data, want it left out", r.Type, f)
+			}
+			if _, ok := storedData[f]; !ok {
+				t.Errorf("%s stored: field %q missing, want it kept", r.Type, f)
+			}
+		}
+		for _, f := range kept[r.Type] {
+			if m.Data[f] != storedData[f] {
+				t.Errorf("%s published %s: got %v, want %v", r.Type, f, m.Data[f], storedData[f])
+			}
+		}
+		if m.Event.Hash == "" || m.Event.Hash != r.Hash || m.Event.PrevHash != r.PrevHash {
+			t.Errorf("%s published hash/prevhash: got %s/%s, want the stored %s/%s", r.Type, m.Event.Hash, m.Event.PrevHash, r.Hash, r.PrevHash)
+		}
+		if h, err := Hash(r.PrevHash, r); err != nil || h != m.Event.Hash {
+			t.Errorf("%s published hash: got %s, want %s (recomputed from the stored event, %v)", r.Type, m.Event.Hash, h, err)
+		}
+		want := domain.Envelope(r)
+		got := m.Event
+		got.Data, want.Data = nil, nil
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s published envelope: got %+v, want %+v", r.Type, got, want)
+		}
+		if wantSubject := e.cfg.SubjectPrefix + "." + r.TenantID.String() + "." + r.StreamType + "." + r.StreamID.String() + "." + r.Type[len(r.StreamType)+1:]; m.Subject != wantSubject {
+			t.Errorf("subject: got %s, want %s", m.Subject, wantSubject)
+		}
+	}
+	for typ := range private {
+		if seen[typ] != 1 {
+			t.Errorf("%s: got %d messages, want 1", typ, seen[typ])
+		}
+	}
+}
