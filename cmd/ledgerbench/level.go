@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// level measures one concurrency level: appends (with the relay behind),
+// then raw INSERTs, each on c workers for the configured duration.
+func (b *appendBench) level(ctx context.Context, c int) (level, error) {
+	a, err := newAppender(ctx, b.store, b.meta, c, &b.appended)
+	if err != nil {
+		return level{}, err
+	}
+	var before relayMetrics
+	if b.relay != nil { // the setup's events, and any backlog, must not count as this level's lag
+		_, ok, err := b.relay.waitFor(ctx, b.appended.Load(), b.cfg.relayWait)
+		if err != nil {
+			return level{}, err
+		}
+		if !ok {
+			fmt.Fprintf(b.stderr, "ledgerbench: relay still behind after %v; concurrency %d starts anyway\n", b.cfg.relayWait, c)
+		}
+		b.relay.take()
+		if before, err = b.relay.metrics(); err != nil {
+			return level{}, err
+		}
+	}
+	b.checkpoint(ctx)
+	ap, err := runClosedLoop(ctx, c, b.cfg.duration, a.op)
+	if err != nil {
+		return level{}, fmt.Errorf("append phase: %w", err)
+	}
+	l := level{Concurrency: c, Append: newThroughput(ap)}
+	if b.relay != nil {
+		if l.Relay, err = b.levelRelay(ctx, before); err != nil {
+			return level{}, err
+		}
+	}
+	b.checkpoint(ctx)
+	raw, err := runClosedLoop(ctx, c, b.cfg.duration, rawInsert(b.pool, b.payload))
+	if err != nil {
+		return level{}, fmt.Errorf("raw insert phase: %w", err)
+	}
+	l.Raw = newThroughput(raw)
+	if l.Raw.PerSecond > 0 {
+		l.AppendRawRatio = l.Append.PerSecond / l.Raw.PerSecond
+	}
+	return l, nil
+}
+
+// levelRelay waits for the relay to publish the level's events and
+// summarises their lag. The raw phase starts only after that, so the
+// baseline never shares the machine with a relay still catching up.
+func (b *appendBench) levelRelay(ctx context.Context, before relayMetrics) (*levelRelay, error) {
+	drain, ok, err := b.relay.waitFor(ctx, b.appended.Load(), b.cfg.relayWait)
+	if err != nil {
+		return nil, err
+	}
+	after, err := b.relay.metrics()
+	if err != nil {
+		return nil, err
+	}
+	lags := b.relay.take()
+	b.lags = append(b.lags, lags)
+	s, d := summarise(lags), after.since(before)
+	return &levelRelay{Received: s.N, Published: d.Published,
+		LagP50Ms: ms(s.P50), LagP99Ms: ms(s.P99), LagMaxMs: ms(s.Max),
+		AckLagP50Ms: msOrNil(histogramQuantile(0.50, d.Lag, d.LagCount)),
+		AckLagP99Ms: msOrNil(histogramQuantile(0.99, d.Lag, d.LagCount)),
+		DrainMs:     ms(drain), CaughtUp: ok}, nil
+}
+
+// finalRelay checks, against the events table itself, that the relay
+// published every event of the run.
+func (b *appendBench) finalRelay(ctx context.Context) (*relayRun, error) {
+	var stored int64
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&stored); err != nil {
+		return nil, fmt.Errorf("count events: %w", err)
+	}
+	_, ok, err := b.relay.waitFor(ctx, stored, b.cfg.relayWait)
+	if err != nil {
+		return nil, err
+	}
+	m, err := b.relay.metrics()
+	if err != nil {
+		return nil, err
+	}
+	all := summarise(slices.Concat(b.lags...))
+	return &relayRun{Appended: stored, Published: m.Published, Received: b.relay.received.Load(), BadMessages: b.relay.badMessages(),
+		KeptUp:   ok && stored == b.appended.Load() && int64(m.Published) == stored,
+		LagP50Ms: ms(all.P50), LagP99Ms: ms(all.P99)}, nil
+}
+
+// checkpoint flushes dirty pages before a timed phase, so neither phase
+// pays for the WAL and full-page writes the previous one left behind. It
+// needs superuser or pg_checkpoint; without it the run goes on, noisier.
+func (b *appendBench) checkpoint(ctx context.Context) {
+	if _, err := b.pool.Exec(ctx, "CHECKPOINT"); err != nil {
+		fmt.Fprintf(b.stderr, "ledgerbench: checkpoint before phase: %v (continuing)\n", err)
+	}
+}

@@ -1,0 +1,62 @@
+// Command ledgerbench is the ledger's load generator. Each mode is a
+// subcommand in its own file, so later modes add a file and a case here:
+//
+//	ledgerbench append [flags]   event-store append rate vs raw INSERTs, relay lag
+//
+// It measures the real packages (eventstore, projections) against real
+// servers, on a database and a JetStream stream of its own that it removes
+// afterwards, so it can run beside a live ledgerd or other benchmarks.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "ledgerbench:", err)
+		os.Exit(1)
+	}
+}
+
+// run dispatches on the mode named by args[0].
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		usage(stderr)
+		return fmt.Errorf("no mode given")
+	}
+	switch args[0] {
+	case "append":
+		err := runAppend(ctx, args[1:], stdout, stderr)
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return nil
+	default:
+		usage(stderr)
+		return fmt.Errorf("unknown mode %q", args[0])
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: ledgerbench <mode> [flags]
+
+modes:
+  append   append throughput and latency through eventstore.Store.Append,
+           against raw single-row INSERTs, with the relay's lag to JetStream
+
+Run "ledgerbench <mode> -h" for a mode's flags.
+`)
+}

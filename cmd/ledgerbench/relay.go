@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
+)
+
+// relayWatch runs the real eventstore.Relay and an ordered consumer on its
+// stream, and measures relay lag as a subscriber sees it: arrival time minus
+// the event's CloudEvent "time" (its RecordedAt, taken when Append started
+// and truncated to the millisecond, so a lag can read up to 1 ms high). That
+// covers the append's own commit, sequencing, publishing and delivery.
+//
+// The relay's metrics go to a private registry: its published counter says
+// whether it kept up, and its lag histogram (append to JetStream ack) is
+// reported beside the subscriber's figures as a cross-check.
+type relayWatch struct {
+	relay  *eventstore.Relay
+	reg    *prometheus.Registry
+	cc     jetstream.ConsumeContext
+	cancel context.CancelFunc
+	done   chan error
+
+	received atomic.Int64
+	mu       sync.Mutex
+	lags     []time.Duration
+	badMsgs  int
+}
+
+// startRelay creates the stream, subscribes to it from the start, and runs
+// the relay until close.
+func startRelay(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, cfg eventstore.RelayConfig, log *slog.Logger) (*relayWatch, error) {
+	w := &relayWatch{reg: prometheus.NewRegistry(), done: make(chan error, 1)}
+	w.relay = eventstore.NewRelay(pool, js, cfg, log, w.reg)
+	if _, err := w.relay.EnsureStream(ctx); err != nil {
+		return nil, fmt.Errorf("start relay: %w", err)
+	}
+	cons, err := js.OrderedConsumer(ctx, cfg.Stream, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return nil, fmt.Errorf("start relay: ordered consumer: %w", err)
+	}
+	if w.cc, err = cons.Consume(w.receive); err != nil {
+		return nil, fmt.Errorf("start relay: consume: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w.cancel = cancel
+	go func() { w.done <- w.relay.Run(runCtx) }()
+	return w, nil
+}
+
+// receive records the lag of one published CloudEvent.
+func (w *relayWatch) receive(m jetstream.Msg) {
+	now := time.Now()
+	var ev struct {
+		Time string `json:"time"`
+	}
+	err := json.Unmarshal(m.Data(), &ev)
+	var at time.Time
+	if err == nil {
+		at, err = time.Parse(domain.TimeFormat, ev.Time)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.badMsgs++
+		return
+	}
+	w.lags = append(w.lags, now.Sub(at))
+	w.received.Add(1)
+}
+
+// take returns the lags recorded since the last take, and forgets them.
+func (w *relayWatch) take() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := w.lags
+	w.lags = nil
+	return l
+}
+
+// badMessages is how many received messages had no readable CloudEvent time.
+func (w *relayWatch) badMessages() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.badMsgs
+}
+
+// relayMetrics is a snapshot of the relay's own counters.
+type relayMetrics struct {
+	Published uint64
+	LagCount  uint64
+	Lag       []bucket
+}
+
+// metrics reads the relay's published counter and lag histogram.
+func (w *relayWatch) metrics() (relayMetrics, error) {
+	fams, err := w.reg.Gather()
+	if err != nil {
+		return relayMetrics{}, fmt.Errorf("gather relay metrics: %w", err)
+	}
+	var m relayMetrics
+	for _, f := range fams {
+		if len(f.GetMetric()) == 0 {
+			continue
+		}
+		switch f.GetName() {
+		case "ledger_relay_published_total":
+			m.Published = uint64(f.GetMetric()[0].GetCounter().GetValue())
+		case "ledger_relay_lag_seconds":
+			h := f.GetMetric()[0].GetHistogram()
+			m.LagCount = h.GetSampleCount()
+			for _, b := range h.GetBucket() {
+				m.Lag = append(m.Lag, bucket{UpperBound: b.GetUpperBound(), Count: b.GetCumulativeCount()})
+			}
+		}
+	}
+	return m, nil
+}
+
+// since returns the observations between an earlier snapshot and m.
+func (m relayMetrics) since(earlier relayMetrics) relayMetrics {
+	d := relayMetrics{Published: m.Published - earlier.Published, LagCount: m.LagCount - earlier.LagCount}
+	for i, b := range m.Lag {
+		if i < len(earlier.Lag) {
+			b.Count -= earlier.Lag[i].Count
+		}
+		d.Lag = append(d.Lag, b)
+	}
+	return d
+}
+
+// waitFor waits up to limit until the relay has published, and the consumer
+// received, at least appended events. It returns how long that took and
+// whether it happened; a relay that cannot catch up within limit did not
+// keep up.
+func (w *relayWatch) waitFor(ctx context.Context, appended int64, limit time.Duration) (time.Duration, bool, error) {
+	start := time.Now()
+	for {
+		m, err := w.metrics()
+		if err != nil {
+			return 0, false, err
+		}
+		if int64(m.Published) >= appended && w.received.Load() >= appended {
+			return time.Since(start), true, nil
+		}
+		if time.Since(start) >= limit {
+			return time.Since(start), false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), false, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// close stops the consumer and the relay.
+func (w *relayWatch) close() {
+	w.cc.Stop()
+	w.cancel()
+	<-w.done
+}

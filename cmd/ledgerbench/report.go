@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"text/tabwriter"
+	"time"
+)
+
+// report is everything one run measured, written as JSON so runs on
+// different machines and commits can be compared without re-running them.
+// Durations are milliseconds, rates per second.
+type report struct {
+	Mode      string    `json:"mode"`
+	StartedAt time.Time `json:"startedAt"`
+	Machine   machine   `json:"machine"`
+	Params    params    `json:"params"`
+	Levels    []level   `json:"levels"`
+	Relay     *relayRun `json:"relay,omitempty"`
+	Targets   []target  `json:"targets"`
+}
+
+type params struct {
+	DatabaseServer  string  `json:"databaseServer"`
+	Database        string  `json:"database"`
+	Kept            bool    `json:"kept"`
+	NATSURL         string  `json:"natsUrl"`
+	Stream          string  `json:"stream,omitempty"`
+	SubjectPrefix   string  `json:"subjectPrefix,omitempty"`
+	Concurrency     []int   `json:"concurrency"`
+	DurationSeconds float64 `json:"durationSeconds"`
+	RelayWaitSecs   float64 `json:"relayWaitSeconds"`
+	PoolMaxConns    int32   `json:"poolMaxConns"`
+	EventType       string  `json:"eventType"`
+	RawPayloadBytes int     `json:"rawPayloadBytes"`
+}
+
+// level is one concurrency level: the event store, the baseline, and the
+// relay while the event store ran.
+type level struct {
+	Concurrency    int         `json:"concurrency"`
+	Append         throughput  `json:"append"`
+	Raw            throughput  `json:"rawInsert"`
+	AppendRawRatio float64     `json:"appendRawRatio"`
+	Relay          *levelRelay `json:"relay,omitempty"`
+}
+
+type throughput struct {
+	Ops       int      `json:"ops"`
+	Seconds   float64  `json:"seconds"`
+	PerSecond float64  `json:"perSecond"`
+	P50Ms     float64  `json:"p50Ms"`
+	P99Ms     float64  `json:"p99Ms"`
+	MaxMs     float64  `json:"maxMs"`
+	CPUBusy   *float64 `json:"cpuBusy,omitempty"` // share of all CPUs busy, whoever used them
+}
+
+func newThroughput(p phase) throughput {
+	l := summarise(p.Latency)
+	return throughput{Ops: p.Ops, Seconds: p.Elapsed.Seconds(), PerSecond: p.PerSecond(),
+		P50Ms: ms(l.P50), P99Ms: ms(l.P99), MaxMs: ms(l.Max), CPUBusy: p.CPUBusy}
+}
+
+// levelRelay is the relay's lag for the events of one level: LagP* as the
+// subscriber saw it (exact sample), AckLagP* from the relay's own histogram
+// (append to JetStream ack, interpolated inside exponential buckets).
+// DrainMs is how long after the level's last append the relay needed to
+// publish everything.
+type levelRelay struct {
+	Received    int      `json:"received"`
+	Published   uint64   `json:"published"`
+	LagP50Ms    float64  `json:"lagP50Ms"`
+	LagP99Ms    float64  `json:"lagP99Ms"`
+	LagMaxMs    float64  `json:"lagMaxMs"`
+	AckLagP50Ms *float64 `json:"ackLagP50Ms,omitempty"`
+	AckLagP99Ms *float64 `json:"ackLagP99Ms,omitempty"`
+	DrainMs     float64  `json:"drainMs"`
+	CaughtUp    bool     `json:"caughtUp"`
+}
+
+// relayRun is the whole run's relay outcome: KeptUp means it published, and
+// the subscriber received, every appended event within the bounded wait.
+type relayRun struct {
+	Appended    int64   `json:"appended"`
+	Published   uint64  `json:"published"`
+	Received    int64   `json:"received"`
+	BadMessages int     `json:"badMessages"`
+	KeptUp      bool    `json:"keptUp"`
+	LagP50Ms    float64 `json:"lagP50Ms"`
+	LagP99Ms    float64 `json:"lagP99Ms"`
+}
+
+// target is one of the issue's acceptance figures.
+type target struct {
+	Name string  `json:"name"`
+	Want string  `json:"want"`
+	Got  float64 `json:"got"`
+	Met  bool    `json:"met"`
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// msOrNil turns seconds into milliseconds, and NaN (no data) into nil,
+// which JSON can carry.
+func msOrNil(sec float64) *float64 {
+	if math.IsNaN(sec) {
+		return nil
+	}
+	v := math.Round(sec*1e6) / 1e3
+	return &v
+}
+
+// writeJSON writes r to path, indented for reading and diffing.
+func writeJSON(path string, r report) error {
+	body, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if err := os.WriteFile(path, append(body, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+// printTable writes r for a person reading a terminal.
+func printTable(w io.Writer, r report) {
+	m := r.Machine
+	fmt.Fprintf(w, "ledgerbench %s: %d CPU %s/%s %s, Postgres %s (synchronous_commit=%s), NATS %s\n",
+		r.Mode, m.NumCPU, m.GOOS, m.GOARCH, m.GoVersion, m.PostgresVersion, m.PostgresSettings["synchronous_commit"], m.NATSVersion)
+	fmt.Fprintf(w, "%gs per phase, load average before the run: %s\n\n", r.Params.DurationSeconds, m.LoadAverage)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tappend\t\t\t\t\traw INSERT\t\t\t\t\t\t\trelay lag (ms)\t\t\t\t")
+	fmt.Fprintln(tw, "conc\tev/s\tp50 ms\tp99 ms\tcpu\t\tins/s\tp50 ms\tp99 ms\tcpu\t\tappend/raw\t\tp50\tp99\tack p99\tdrain\t")
+	for _, l := range r.Levels {
+		fmt.Fprintf(tw, "%d\t%.0f\t%.2f\t%.2f\t%s\t\t%.0f\t%.2f\t%.2f\t%s\t\t%.0f%%\t\t",
+			l.Concurrency, l.Append.PerSecond, l.Append.P50Ms, l.Append.P99Ms, pct(l.Append.CPUBusy),
+			l.Raw.PerSecond, l.Raw.P50Ms, l.Raw.P99Ms, pct(l.Raw.CPUBusy), 100*l.AppendRawRatio)
+		if rl := l.Relay; rl != nil {
+			fmt.Fprintf(tw, "%.1f\t%.1f\t%s\t%.0f\t\n", rl.LagP50Ms, rl.LagP99Ms, optMs(rl.AckLagP99Ms), rl.DrainMs)
+		} else {
+			fmt.Fprintln(tw, "-\t-\t-\t-\t")
+		}
+	}
+	tw.Flush()
+	if rr := r.Relay; rr != nil {
+		fmt.Fprintf(w, "\nrelay: appended %d, published %d, received %d (bad %d), kept up: %v; lag p50 %.1f ms, p99 %.1f ms over the run\n",
+			rr.Appended, rr.Published, rr.Received, rr.BadMessages, rr.KeptUp, rr.LagP50Ms, rr.LagP99Ms)
+	}
+	fmt.Fprintln(w)
+	for _, t := range r.Targets {
+		verdict := "met"
+		if !t.Met {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(w, "target: %s %s, got %.3g: %s\n", t.Name, t.Want, t.Got, verdict)
+	}
+}
+
+// pct formats a CPU share, "-" when unknown.
+func pct(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100**v)
+}
+
+func optMs(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", *v)
+}
