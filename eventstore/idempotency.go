@@ -57,7 +57,9 @@ func (i *Idempotency) Do(ctx context.Context, scope, key string, requestHash []b
 	defer tx.Rollback(context.WithoutCancel(ctx))
 
 	var locked bool
-	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`, scope+"\x00"+key).Scan(&locked); err != nil {
+	// The separator is a newline, which neither a scope nor a header value
+	// can hold; a NUL byte is not valid in Postgres text.
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`, scope+"\n"+key).Scan(&locked); err != nil {
 		return 0, "", nil, false, fmt.Errorf("idempotency: lock: %w", err)
 	}
 	if !locked {

@@ -1,11 +1,16 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/ledger/ledger/domain"
@@ -25,20 +30,106 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	if err != nil || mt != "application/json" {
 		return domain.Errorf(domain.Unsupported, "unsupported_media_type", "the request body must be application/json")
 	}
-	body := http.MaxBytesReader(w, r.Body, maxJSONBody)
-	dec := json.NewDecoder(body)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err != nil {
+		return decodeError(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return decodeError(err)
-		}
 		return domain.Errorf(domain.Invalid, "malformed_json", "the request body must hold exactly one JSON value")
 	}
+	return exactNames(body, reflect.TypeOf(v))
+}
+
+// exactNames rejects members whose names match a field only when case is
+// ignored: encoding/json takes "apikey" (or "APIKEY", after "apiKey") for
+// apiKey, which a strict decoder must not (contract §1).
+func exactNames(body []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return decodeError(err)
+	}
+	if field := misnamed(doc, t, ""); field != "" {
+		return &domain.Error{Kind: domain.Invalid, Code: "unknown_field", Message: "unknown field " + field,
+			Fields: []domain.FieldError{{Field: field, Message: "is not a field of this request (names are case-sensitive)"}}}
+	}
 	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// misnamed returns the dotted path of the first member of doc not spelled
+// exactly as a field of t, or "".
+func misnamed(doc any, t reflect.Type, path string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return "" // decodes itself
+	}
+	switch d := doc.(type) {
+	case map[string]any:
+		var fields map[string]reflect.Type
+		switch t.Kind() {
+		case reflect.Struct:
+			fields = jsonFields(t)
+		case reflect.Map:
+		default:
+			return ""
+		}
+		for _, name := range slices.Sorted(maps.Keys(d)) {
+			p := name
+			if path != "" {
+				p = path + "." + name
+			}
+			ft := t
+			if t.Kind() == reflect.Map {
+				ft = t.Elem()
+			} else if ft = fields[name]; ft == nil {
+				return p
+			}
+			if bad := misnamed(d[name], ft, p); bad != "" {
+				return bad
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+			return ""
+		}
+		for i, v := range d {
+			if bad := misnamed(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); bad != "" {
+				return bad
+			}
+		}
+	}
+	return ""
+}
+
+// jsonFields maps the exact JSON names of struct t's fields, embedded
+// structs' promoted ones included, to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	for _, f := range reflect.VisibleFields(t) {
+		tag := f.Tag.Get("json")
+		if tag == "-" || !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			continue // its fields are visible fields themselves
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = f.Type
+	}
+	return fields
 }
 
 // decodeError turns a json decoding error into a problem naming the field.

@@ -12,8 +12,14 @@ import (
 )
 
 type decodeTarget struct {
-	APIKey string `json:"apiKey"`
-	Count  int    `json:"count"`
+	APIKey string         `json:"apiKey"`
+	Count  int            `json:"count"`
+	Owner  *decodePerson  `json:"owner"`
+	People []decodePerson `json:"people"`
+}
+
+type decodePerson struct {
+	FirstName string `json:"firstName"`
 }
 
 func TestDecode(t *testing.T) {
@@ -37,6 +43,13 @@ func TestDecode(t *testing.T) {
 		{name: "array body", contentType: "application/json", body: `[1]`, wantKind: domain.Invalid, wantCode: "malformed_json"},
 		{name: "trailing garbage", contentType: "application/json", body: `{"apiKey":"k"} x`, wantKind: domain.Invalid, wantCode: "malformed_json"},
 		{name: "two objects", contentType: "application/json", body: `{} {}`, wantKind: domain.Invalid, wantCode: "malformed_json"},
+		{name: "nested", contentType: "application/json", body: `{"owner":{"firstName":"a"},"people":[{"firstName":"b"}]}`},
+		{name: "field in the wrong case", contentType: "application/json", body: `{"apikey":"k"}`, wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "apikey"},
+		{name: "wrong case after the right one", contentType: "application/json", body: `{"apiKey":"k","APIKEY":"x"}`, wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "APIKEY"},
+		{name: "nested field in the wrong case", contentType: "application/json", body: `{"owner":{"firstname":"a"}}`, wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "owner.firstname"},
+		{name: "array element field in the wrong case", contentType: "application/json", body: `{"people":[{"firstName":"a"},{"FirstName":"b"}]}`,
+			wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "people[1].FirstName"},
+		{name: "exactly 1 MiB", contentType: "application/json", body: strings.Repeat(" ", maxJSONBody-len(`{"apiKey":"k"}`)) + `{"apiKey":"k"}`},
 		{name: "over 1 MiB", contentType: "application/json", body: `{"apiKey":"` + strings.Repeat("a", maxJSONBody) + `"}`,
 			wantKind: domain.TooLarge, wantCode: "body_too_large"},
 	}

@@ -23,8 +23,8 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return nil
 		}
-		if len(key) > maxIdempotencyKey {
-			return domain.Invalidf("Idempotency-Key", "must be at most %d characters", maxIdempotencyKey)
+		if len(key) > maxIdempotencyKey || !printableASCII(key) {
+			return domain.Invalidf("Idempotency-Key", "must be at most %d printable ASCII characters", maxIdempotencyKey)
 		}
 		c, _ := callerFrom(r.Context())
 		scope := c.TenantID.String()
@@ -68,6 +68,18 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 		w.Write(respBody)
 		return nil
 	})
+}
+
+// printableASCII reports whether s is an sf-string's characters (RFC 8941),
+// which is what the IETF draft makes a key. Other bytes would also not be
+// valid Postgres text.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // bufferedResponse holds a response until its transaction has committed, so

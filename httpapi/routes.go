@@ -11,9 +11,13 @@ import (
 // routes need no token; the rest go through authenticate.
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter()
-	r.NotFoundHandler = s.route(func(w http.ResponseWriter, r *http.Request) error { return errNotFound })
-	r.MethodNotAllowedHandler = s.route(func(w http.ResponseWriter, r *http.Request) error { return errMethodNotAllowed })
 	r.Use(s.requestID, s.recoverPanics, s.logAndMeasure)
+	// mux runs r.Use's middleware only for matched routes, so its own 404
+	// and 405 answers get the same chain here (X-Request-Id, log, metrics).
+	r.NotFoundHandler = s.requestID(s.recoverPanics(s.logAndMeasure(
+		s.route(func(w http.ResponseWriter, r *http.Request) error { return errNotFound }))))
+	r.MethodNotAllowedHandler = s.requestID(s.recoverPanics(s.logAndMeasure(
+		s.route(func(w http.ResponseWriter, r *http.Request) error { return errMethodNotAllowed }))))
 
 	r.Handle("/healthz", s.route(s.healthz)).Methods(http.MethodGet)
 	r.Handle("/readyz", s.route(s.readyz)).Methods(http.MethodGet)

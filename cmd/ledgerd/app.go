@@ -35,6 +35,7 @@ type app struct {
 	pool  *pgxpool.Pool
 	ns    *server.Server // nil when NATS_URL is set
 	nc    *nats.Conn
+	store *eventstore.Store
 	relay *eventstore.Relay
 	idem  *eventstore.Idempotency
 	api   *httpapi.Server
@@ -86,6 +87,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.relay = eventstore.NewRelay(a.pool, js, eventstore.RelayConfig{Stream: cfg.NATSStream,
 		SubjectPrefix: cfg.NATSSubjectPrefix, Replicas: cfg.NATSReplicas}, log, reg)
+	a.store = eventstore.New(a.pool, projections.Projector{}, reg)
 	a.idem = eventstore.NewIdempotency(a.pool)
 	reader := projections.NewReader(a.pool)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL},
