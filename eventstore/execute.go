@@ -3,9 +3,21 @@ package eventstore
 import (
 	"context"
 	"errors"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/ledger/ledger/domain"
 )
+
+// Snapshot is a stream's state with the facts of the stream itself.
+type Snapshot[S any] struct {
+	State        S
+	Version      int
+	FirstEventID uuid.UUID // the id of the stream's first event
+	CreatedAt    time.Time // when the first event was recorded
+	UpdatedAt    time.Time // when the last event was recorded
+}
 
 // Execute loads a stream, folds it into state with apply, asks decide for new
 // events, and appends them at the version it loaded. When another writer got
@@ -14,47 +26,67 @@ import (
 // state after the new events, so callers never wait on a projection.
 func Execute[S any](ctx context.Context, s *Store, stream domain.StreamRef, meta domain.Metadata,
 	apply func(S, domain.Event) S, decide func(S) ([]domain.Event, error)) (S, error) {
-	var zero S
+	snap, err := ExecuteSnapshot(ctx, s, stream, meta, apply, decide)
+	return snap.State, err
+}
+
+// ExecuteSnapshot is Execute returning the stream's snapshot after the new events.
+func ExecuteSnapshot[S any](ctx context.Context, s *Store, stream domain.StreamRef, meta domain.Metadata,
+	apply func(S, domain.Event) S, decide func(S) ([]domain.Event, error)) (Snapshot[S], error) {
 	for attempt := 0; ; attempt++ {
-		state, version, err := Fold(ctx, s, stream, apply)
+		snap, err := FoldSnapshot(ctx, s, stream, apply)
 		if err != nil {
-			return zero, err
+			return Snapshot[S]{}, err
 		}
-		events, err := decide(state)
+		events, err := decide(snap.State)
 		if err != nil || len(events) == 0 {
-			return state, err
+			return snap, err
 		}
-		_, err = s.Append(ctx, meta, Batch{Stream: stream, Expected: version, Events: events})
+		recs, err := s.Append(ctx, meta, Batch{Stream: stream, Expected: snap.Version, Events: events})
 		if errors.Is(err, ErrVersionConflict) && attempt == 0 {
 			continue
 		}
 		if errors.Is(err, ErrVersionConflict) {
-			return zero, &domain.Error{Kind: domain.Conflict, Code: "concurrent_update",
+			return Snapshot[S]{}, &domain.Error{Kind: domain.Conflict, Code: "concurrent_update",
 				Message: "the resource was changed by another request; retry", Err: err}
 		}
 		if err != nil {
-			return zero, err
+			return Snapshot[S]{}, err
 		}
-		for _, e := range events {
-			state = apply(state, e)
+		for i, e := range events {
+			snap = snap.add(apply, recs[i], e)
 		}
-		return state, nil
+		return snap, nil
 	}
 }
 
 // Fold loads a stream and folds it into state, returning the stream's version.
 func Fold[S any](ctx context.Context, s *Store, stream domain.StreamRef, apply func(S, domain.Event) S) (S, int, error) {
-	var state S
+	snap, err := FoldSnapshot(ctx, s, stream, apply)
+	return snap.State, snap.Version, err
+}
+
+// FoldSnapshot loads a stream and folds it into its snapshot.
+func FoldSnapshot[S any](ctx context.Context, s *Store, stream domain.StreamRef, apply func(S, domain.Event) S) (Snapshot[S], error) {
+	var snap Snapshot[S]
 	recs, err := s.Load(ctx, stream)
 	if err != nil {
-		return state, 0, err
+		return snap, err
 	}
 	for _, r := range recs {
 		e, err := r.Decode()
 		if err != nil {
-			return state, 0, err
+			return snap, err
 		}
-		state = apply(state, e)
+		snap = snap.add(apply, r, e)
 	}
-	return state, len(recs), nil
+	return snap, nil
+}
+
+func (snap Snapshot[S]) add(apply func(S, domain.Event) S, r domain.Record, e domain.Event) Snapshot[S] {
+	if snap.Version == 0 {
+		snap.FirstEventID, snap.CreatedAt = r.ID, r.RecordedAt
+	}
+	snap.State, snap.Version, snap.UpdatedAt = apply(snap.State, e), r.StreamVersion, r.RecordedAt
+	return snap
 }

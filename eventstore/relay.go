@@ -26,6 +26,16 @@ import (
 // assigned by the sequencer (sequencer.go), "after published_position" is a
 // safe cursor, unlike a bigserial one.
 //
+// A round is cheap (lead): the sequencing transaction is two pipelined round
+// trips and also writes the published_position JetStream acknowledged in the
+// previous rounds; the events it just sequenced are published straight from
+// memory when everything before them is published (from the table
+// otherwise: catching up after a restart, a NATS outage or a reconcile), and
+// their acknowledgements are collected after the next round's sequencing.
+// published_position therefore trails JetStream by up to two rounds, which
+// the chaining below makes safe: a restart re-sends at most those, and
+// JetStream drops or rejects them.
+//
 // Exactly once, in order, across crashes: each message carries Nats-Msg-Id =
 // event id and Nats-Expected-Last-Msg-Id = the previous event's id (the very
 // first event: Nats-Expected-Last-Sequence = 0, an empty stream). JetStream
@@ -60,7 +70,13 @@ func (c RelayConfig) withDefaults() RelayConfig {
 		c.Replicas = 1
 	}
 	if c.BatchSize == 0 {
-		c.BatchSize = 500
+		// Large enough that a round's fixed cost (two round trips to
+		// sequence, one wait for acknowledgements) is spread over many events
+		// when appends saturate the machine: at 500 the relay fell behind 64
+		// writers on 2 CPUs and its lag grew to seconds. A round only grows
+		// this large while there is a backlog, and stays below JetStream's
+		// 4,000 asynchronous publishes in flight (one round is in flight).
+		c.BatchSize = 2000
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = 5 * time.Millisecond
@@ -90,11 +106,15 @@ type Relay struct {
 	cfg  RelayConfig
 	log  *slog.Logger
 
-	lastID       string // id of the event at lastPos, the next message's expected last id
-	lastPos      int64  // the published_position lastID belongs to; -1: not known yet
-	lastSeq      uint64 // when lastID is "": the stream sequence the next message must follow (0: empty stream)
-	streamReady  bool   // the stream exists with our configuration
-	afterPublish func() // test hook: runs after publishing, before marking
+	seq          *sequencer // while leading: the sequencer, with its chain-head cache
+	pubPos       int64      // the position JetStream has acknowledged up to (>= markedPos); -1: not known yet
+	markedPos    int64      // published_position as stored; pubPos > markedPos is a mark still to write
+	lastID       string     // id of the event at lastPos, the next message's expected last id
+	lastPos      int64      // the position lastID belongs to; -1: not known yet
+	lastSeq      uint64     // when lastID is "": the stream sequence the next message must follow (0: empty stream)
+	streamReady  bool       // the stream exists with our configuration
+	inflight     *inflight  // messages sent whose acknowledgements are still to collect
+	afterPublish func()     // test hook: runs after publishing, before marking
 
 	leader    prometheus.Gauge
 	published prometheus.Counter
@@ -177,35 +197,68 @@ func (r *Relay) lead(ctx context.Context) error {
 	r.leader.Set(1)
 	r.log.Info("relay: this process is now the sequencer and relay")
 	r.lastID, r.lastPos, r.lastSeq, r.streamReady = "", -1, 0, false
+	r.seq, r.pubPos, r.markedPos = newSequencer(), -1, -1
 	var natsRetry time.Time // no publishing before this, after a NATS failure
 	natsBackoff := 100 * time.Millisecond
 	var nextGauge time.Time
+	r.inflight = nil
 	for ctx.Err() == nil {
-		n, err := sequence(ctx, conn, r.cfg.BatchSize)
+		// A round sequences, then waits for the acknowledgements of what the
+		// previous round published (they arrive while it sequences), then
+		// publishes what is next without waiting. At most one round's
+		// messages are in flight, and they are always awaited, and marked,
+		// before anything after them is sent.
+		//
+		// What JetStream acknowledged is marked in the next sequencing
+		// transaction, under the row lock, only if published_position is still
+		// what this relay stored: if it moved under the relay (an operator
+		// reset, a restore), the relay starts over from there instead.
+		var m *mark
+		expected := r.markedPos
+		if r.pubPos > r.markedPos && r.markedPos >= 0 {
+			m = &mark{from: r.markedPos, to: r.pubPos}
+			expected = r.pubPos
+		}
+		rd, err := r.seq.sequence(ctx, conn, r.cfg.BatchSize, m)
 		if err != nil {
 			return fmt.Errorf("sequence: %w", err)
 		}
-		var p int
-		if time.Now().After(natsRetry) {
-			p, err = r.publish(ctx, conn)
-			var pgErr pgxError
-			switch {
-			case err == nil:
-				natsBackoff = 100 * time.Millisecond
-			case errors.As(err, &pgErr):
-				return err
-			default:
-				r.log.Warn("relay: publish failed; retrying", "err", err, "in", natsBackoff)
-				r.streamReady = false
-				natsRetry = time.Now().Add(natsBackoff)
-				natsBackoff = min(natsBackoff*2, 5*time.Second)
+		if rd.published != expected { // first round, or moved under the relay
+			if r.inflight != nil {
+				r.inflight.stale = true // its acknowledgements no longer say where to go on from
 			}
+			r.pubPos, r.lastPos = rd.published, -1 // lastID is read again before publishing
+		}
+		r.markedPos = rd.published
+		var acked, sent int
+		if r.inflight != nil {
+			acked, err = r.finish(ctx, conn)
+		}
+		if err == nil && r.pubPos < rd.last() && time.Now().After(natsRetry) {
+			sent, err = r.send(ctx, conn, rd)
+		}
+		var pgErr pgxError
+		switch {
+		case err == nil:
+			if acked > 0 {
+				natsBackoff = 100 * time.Millisecond
+			}
+		case errors.As(err, &pgErr):
+			return err
+		default:
+			r.log.Warn("relay: publish failed; retrying", "err", err, "in", natsBackoff)
+			r.streamReady = false
+			natsRetry = time.Now().Add(natsBackoff)
+			natsBackoff = min(natsBackoff*2, 5*time.Second)
 		}
 		if time.Now().After(nextGauge) {
 			r.updatePending(ctx, conn)
 			nextGauge = time.Now().Add(time.Second)
 		}
-		if n == 0 && p == 0 {
+		// An idle round waits; one that did work, or left acknowledgements
+		// to collect or a mark to write, goes on at once, so marking stays
+		// prompt when appends stop.
+		if len(rd.recs) == 0 && acked == 0 && sent == 0 && r.inflight == nil && r.pubPos == r.markedPos {
 			select {
 			case <-ctx.Done():
 			case <-time.After(r.cfg.PollInterval):
@@ -231,21 +284,33 @@ func (r *Relay) updatePending(ctx context.Context, conn *pgx.Conn) {
 	}
 }
 
-// publish sends the next batch of sequenced events after published_position
-// and marks how far JetStream acknowledged them.
-func (r *Relay) publish(ctx context.Context, conn *pgx.Conn) (int, error) {
-	var published int64
-	if err := conn.QueryRow(ctx, `SELECT published_position FROM sequencer_state WHERE id = 1`).Scan(&published); err != nil {
-		return 0, pgxError{fmt.Errorf("read published position: %w", err)}
-	}
-	rows, err := conn.Query(ctx, `SELECT `+recordColumns+` FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
-		published, r.cfg.BatchSize)
-	if err != nil {
-		return 0, pgxError{fmt.Errorf("read events to publish: %w", err)}
-	}
-	recs, err := pgx.CollectRows(rows, scanRecord)
-	if err != nil {
-		return 0, pgxError{err}
+// inflight is a round's messages sent to JetStream whose acknowledgements
+// the relay has not collected yet.
+type inflight struct {
+	recs    []domain.Record // in position order; futures[i] is recs[i]'s
+	futures []jetstream.PubAckFuture
+	sendErr error // why sending stopped before the end of recs
+	stale   bool  // published_position moved under the relay since: only wait for it
+}
+
+// send publishes the next batch of sequenced events after pubPos, without
+// waiting for JetStream's acknowledgements: finish, in the next round,
+// collects them. When everything before the round rd was published, those
+// are the records rd just sequenced, sent straight from memory; otherwise
+// (catching up after a restart, a NATS outage or a reconcile) they are read
+// from the events table. It returns how many messages it sent.
+func (r *Relay) send(ctx context.Context, conn *pgx.Conn, rd round) (int, error) {
+	published := r.pubPos
+	recs := rd.recs
+	if published != rd.prevLast || len(recs) == 0 {
+		rows, err := conn.Query(ctx, `SELECT `+recordColumns+` FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
+			published, r.cfg.BatchSize)
+		if err != nil {
+			return 0, pgxError{fmt.Errorf("read events to publish: %w", err)}
+		}
+		if recs, err = pgx.CollectRows(rows, scanRecord); err != nil {
+			return 0, pgxError{err}
+		}
 	}
 	if len(recs) == 0 {
 		return 0, nil
@@ -270,9 +335,8 @@ func (r *Relay) publish(ctx context.Context, conn *pgx.Conn) (int, error) {
 		r.lastPos = published
 	}
 
-	futures := make([]jetstream.PubAckFuture, 0, len(recs))
+	fl := &inflight{recs: recs, futures: make([]jetstream.PubAckFuture, 0, len(recs))}
 	expected := r.lastID
-	var sendErr error
 	for _, rec := range recs {
 		msg, err := r.message(rec)
 		if err != nil {
@@ -289,30 +353,37 @@ func (r *Relay) publish(ctx context.Context, conn *pgx.Conn) (int, error) {
 		}
 		f, err := r.js.PublishMsgAsync(msg, opts...)
 		if err != nil {
-			sendErr = err
+			fl.sendErr = err
 			break
 		}
-		futures = append(futures, f)
+		fl.futures = append(fl.futures, f)
 		expected = rec.ID.String()
 	}
-	acked, ackErr := r.awaitAcks(ctx, futures, recs)
+	r.inflight = fl
+	return len(fl.futures), nil
+}
+
+// finish waits for the acknowledgements of the messages in flight and moves
+// pubPos to the last of the leading messages JetStream stored; the next
+// sequencing transaction marks it. It returns how many were acknowledged.
+func (r *Relay) finish(ctx context.Context, conn *pgx.Conn) (int, error) {
+	fl := r.inflight
+	r.inflight = nil
+	acked, ackErr := r.awaitAcks(ctx, fl.futures, fl.recs)
 	if r.afterPublish != nil {
 		r.afterPublish()
 	}
 	if acked > 0 {
-		last := recs[acked-1]
-		tag, err := conn.Exec(ctx, `UPDATE sequencer_state SET published_position = $1 WHERE id = 1 AND published_position = $2`,
-			last.Position, published)
-		if err != nil {
-			return 0, pgxError{fmt.Errorf("mark published: %w", err)}
-		}
-		if tag.RowsAffected() != 1 {
-			return 0, pgxError{errors.New("published position moved under the relay")}
-		}
-		r.lastID, r.lastPos = last.ID.String(), last.Position
 		r.published.Add(float64(acked))
 	}
-	if err := errors.Join(ackErr, sendErr); err != nil {
+	if fl.stale { // published_position was moved under the relay: go on from there, not from these
+		return acked, nil
+	}
+	if acked > 0 {
+		last := fl.recs[acked-1]
+		r.pubPos, r.lastID, r.lastPos = last.Position, last.ID.String(), last.Position
+	}
+	if err := errors.Join(ackErr, fl.sendErr); err != nil {
 		if isWrongLastMsgID(err) {
 			if rerr := r.reconcile(ctx, conn); rerr != nil {
 				return acked, rerr
@@ -418,5 +489,6 @@ func (r *Relay) reconcile(ctx context.Context, conn *pgx.Conn) error {
 	}
 	r.log.Warn("relay: reconciled with the stream", "publishedPosition", position, "lastMsgId", lastID)
 	r.lastID, r.lastPos, r.lastSeq = lastID, position, 0
+	r.pubPos, r.markedPos = position, position
 	return nil
 }

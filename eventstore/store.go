@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,10 +24,17 @@ import (
 // ErrVersionConflict means another writer appended to the stream first.
 var ErrVersionConflict = errors.New("eventstore: stream version conflict")
 
-// Projector updates the read models for newly appended records, inside the
+// Projector updates the read models for newly appended records, in the
 // append's transaction, so the next read sees the write.
+//
+// Project only queues statements on b: Append sends them in the same
+// pipeline as the events' insert, after it, in one round trip, and reads
+// nothing back but their errors. Any error (the stream's version check
+// included) aborts the whole pipeline, so a read-model statement must never
+// need another statement's result. Project's own error (an event it cannot
+// decode) stops the append before anything is sent.
 type Projector interface {
-	Project(ctx context.Context, tx pgx.Tx, recs []domain.Record) error
+	Project(b *pgx.Batch, recs []domain.Record) error
 }
 
 // Store appends and loads events.
@@ -84,34 +92,90 @@ func (s *Store) Append(ctx context.Context, meta domain.Metadata, batches ...Bat
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		for _, b := range batches {
-			if err := insertBatch(ctx, tx, b, recs); err != nil {
-				return err
-			}
+	b := &pgx.Batch{}
+	for _, bt := range batches {
+		if len(bt.Events) == 0 {
+			continue
 		}
-		return s.projector.Project(ctx, tx, recs)
-	})
-	if err != nil {
+		if err := queueBatch(b, bt, recs); err != nil {
+			return nil, err
+		}
+	}
+	appends := b.Len()
+	if err := s.projector.Project(b, recs); err != nil {
+		return nil, err
+	}
+	if err := s.send(ctx, b, appends); err != nil {
 		return nil, err
 	}
 	s.appendDur.Observe(s.now().Sub(start).Seconds())
 	return recs, nil
 }
 
-// insertEvents inserts one stream's records in a single statement, only if the
-// stream's current version is the expected one. Racing writers that both pass
-// the check collide on UNIQUE (stream_id, stream_version): Postgres makes the
-// second wait for the first and then fails it with 23505, so exactly one wins
-// and no stream ever has a gap or a duplicate version.
-const insertEvents = `
-INSERT INTO events (id, tenant_id, stream_type, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
-SELECT r.id, $1, $2, $3, r.version, r.type, r.schema_version, r.data, r.metadata, $4
-FROM unnest($5::uuid[], $6::int[], $7::text[], $8::int[], $9::jsonb[], $10::jsonb[])
-     AS r(id, version, type, schema_version, data, metadata)
-WHERE (SELECT coalesce(max(stream_version), 0) FROM events WHERE stream_id = $3) = $11`
+// send runs b, whose first appends statements are append_events calls, in
+// one round trip. Outside a request's transaction the pipeline is one
+// implicit transaction up to its Sync: it commits as a whole or not at all.
+// Inside one (Idempotency), it runs in a savepoint, so a failed append
+// leaves the request's other work intact.
+func (s *Store) send(ctx context.Context, b *pgx.Batch, appends int) error {
+	if tx := outerTx(ctx); tx != nil {
+		return pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+			return readResults(sp.SendBatch(ctx, b), b, appends)
+		})
+	}
+	return readResults(s.pool.SendBatch(ctx, b), b, appends)
+}
 
-func insertBatch(ctx context.Context, tx pgx.Tx, b Batch, all []domain.Record) error {
+// readResults reads the results of b in order and returns the first error:
+// ErrVersionConflict when an append_events call found its stream moved on
+// (LV409) or lost a race to another writer (23505), or the statement's error.
+// Close's error is returned too: in a pipeline the implicit transaction
+// commits after the last statement, and only Close sees that.
+func readResults(br pgx.BatchResults, b *pgx.Batch, appends int) error {
+	var first error
+	for i := range b.Len() {
+		_, err := br.Exec()
+		if err == nil {
+			continue
+		}
+		switch {
+		case i < appends && (isUniqueViolation(err) || isStaleVersion(err)):
+			first = ErrVersionConflict
+		case isUniqueViolation(err):
+			// A read model's unique key (a user's email in a tenant) taken
+			// by a concurrent append: the same race as a stream version's,
+			// answered the same way, so the caller retries from fresh state.
+			first = fmt.Errorf("%w: project (%s): %w", ErrVersionConflict, statementName(b.QueuedQueries[i].SQL), err)
+		case i < appends:
+			first = fmt.Errorf("insert events: %w", err)
+		default:
+			first = fmt.Errorf("project (%s): %w", statementName(b.QueuedQueries[i].SQL), err)
+		}
+		break
+	}
+	if err := br.Close(); first == nil && err != nil {
+		first = fmt.Errorf("append: %w", err)
+	}
+	return first
+}
+
+// statementName is the first words of a statement, to say which one failed.
+func statementName(sql string) string {
+	f := strings.Fields(sql)
+	return strings.Join(f[:min(len(f), 3)], " ")
+}
+
+// appendEvents inserts one stream's records in a single statement, only if
+// the stream's current version is the expected one; otherwise the statement
+// fails with SQLSTATE LV409 (migration 0003), aborting the whole pipeline.
+// Racing writers that both pass the check collide on UNIQUE (stream_id,
+// stream_version): Postgres makes the second wait for the first and then
+// fails it with 23505, so exactly one wins and no stream ever has a gap or a
+// duplicate version.
+const appendEvents = `SELECT append_events($1, $2, $3, $4, $5, $6::uuid[], $7::int[], $8::text[], $9::int[], $10::jsonb[], $11::jsonb[])`
+
+// queueBatch queues the append_events call of one batch.
+func queueBatch(q *pgx.Batch, b Batch, all []domain.Record) error {
 	var (
 		ids, types      []string
 		versions, schem []int
@@ -131,23 +195,21 @@ func insertBatch(ctx context.Context, tx pgx.Tx, b Batch, all []domain.Record) e
 		datas, metas = append(datas, string(r.Data)), append(metas, string(meta))
 		recordedAt = r.RecordedAt
 	}
-	tag, err := tx.Exec(ctx, insertEvents, b.Stream.TenantID, b.Stream.Type, b.Stream.ID, recordedAt,
-		ids, versions, types, schem, datas, metas, b.Expected)
-	if isUniqueViolation(err) {
-		return ErrVersionConflict
-	}
-	if err != nil {
-		return fmt.Errorf("insert %s events: %w", b.Stream.Type, err)
-	}
-	if tag.RowsAffected() != int64(len(ids)) {
-		return ErrVersionConflict
-	}
+	q.Queue(appendEvents, b.Stream.TenantID, b.Stream.Type, b.Stream.ID, b.Expected, recordedAt,
+		ids, versions, types, schem, datas, metas)
 	return nil
 }
 
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// isStaleVersion reports append_events' own error: the stream is not at the
+// expected version.
+func isStaleVersion(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "LV409"
 }
 
 // Load returns every record of a stream in version order. A stream of another

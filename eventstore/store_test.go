@@ -399,3 +399,40 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	})
 }
+
+// TestAppendInRequestTransaction appends inside a request's transaction (as
+// Idempotency runs them): a conflicting append writes nothing and leaves the
+// request's earlier and later appends intact, and all commit together.
+func TestAppendInRequestTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 30*time.Second)
+	pool := mustMigrated(t, 4)
+	store := New(pool, projections.Projector{}, nil)
+	s := mustCreateTenant(t, ctx, store) // tenant stream at version 2
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	defer tx.Rollback(ctx)
+	rctx := withOuterTx(ctx, tx)
+	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: 2, Events: []domain.Event{newKey()}}); err != nil {
+		t.Fatalf("append at 2: %v", err)
+	}
+	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: 2, Events: []domain.Event{newKey()}}); !errors.Is(err, ErrVersionConflict) {
+		t.Fatalf("stale append at 2: got %v, want %v", err, ErrVersionConflict)
+	}
+	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: 3, Events: []domain.Event{newKey()}}); err != nil {
+		t.Fatalf("append at 3 after a conflict: %v", err)
+	}
+	if got := countRows(t, ctx, pool, `SELECT count(*) FROM api_keys`); got != 1 {
+		t.Errorf("api keys before commit, outside the transaction: got %d, want 1", got)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	checkContiguous(t, ctx, store, s.Tenant, 4)
+	if got := countRows(t, ctx, pool, `SELECT count(*) FROM api_keys`); got != 3 {
+		t.Errorf("api keys: got %d, want 3", got)
+	}
+}

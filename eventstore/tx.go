@@ -34,12 +34,3 @@ func (s *Store) querier(ctx context.Context) querier {
 	}
 	return s.pool
 }
-
-// inTx runs fn in a transaction, or in a savepoint of the request's
-// transaction, so that a failed append leaves the request's other work intact.
-func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	if tx := outerTx(ctx); tx != nil {
-		return pgx.BeginFunc(ctx, tx, fn)
-	}
-	return pgx.BeginFunc(ctx, s.pool, fn)
-}

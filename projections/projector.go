@@ -4,7 +4,6 @@
 package projections
 
 import (
-	"context"
 	"embed"
 	"fmt"
 
@@ -21,21 +20,20 @@ var Migrations embed.FS
 // eventstore.Projector.
 type Projector struct{}
 
-// Project applies recs, in order, within tx.
-func (Projector) Project(ctx context.Context, tx pgx.Tx, recs []domain.Record) error {
+// Project queues the statements that apply recs, in order, on b. They run in
+// the append's pipeline, after the events' insert and in its transaction,
+// and their results are never read: each statement stands on its own.
+func (Projector) Project(b *pgx.Batch, recs []domain.Record) error {
 	for _, r := range recs {
 		e, err := r.Decode()
 		if err != nil {
-			return err
+			return fmt.Errorf("project %s %s: %w", r.Type, r.ID, err)
 		}
 		switch r.StreamType {
 		case "tenant":
-			err = projectTenant(ctx, tx, r, e)
+			projectTenant(b, r, e)
 		case "user":
-			err = projectUser(ctx, tx, r, e)
-		}
-		if err != nil {
-			return fmt.Errorf("project %s %s: %w", r.Type, r.ID, err)
+			projectUser(b, r, e)
 		}
 	}
 	return nil

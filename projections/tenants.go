@@ -11,25 +11,20 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-func projectTenant(ctx context.Context, tx pgx.Tx, r domain.Record, e domain.Event) error {
-	var err error
+func projectTenant(b *pgx.Batch, r domain.Record, e domain.Event) {
 	switch e := e.(type) {
 	case domain.TenantCreated:
-		_, err = tx.Exec(ctx, `INSERT INTO tenants (id, name, owner_user_id, version, created_at, updated_at)
+		b.Queue(`INSERT INTO tenants (id, name, owner_user_id, version, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $5)`, e.TenantID, e.Name, e.OwnerUserID, r.StreamVersion, r.RecordedAt)
-		return err
+		return
 	case domain.APIKeyCreated:
-		_, err = tx.Exec(ctx, `INSERT INTO api_keys (api_key, tenant_id, secret_hash, created_at) VALUES ($1, $2, $3, $4)`,
+		b.Queue(`INSERT INTO api_keys (api_key, tenant_id, secret_hash, created_at) VALUES ($1, $2, $3, $4)`,
 			e.APIKey, r.TenantID, e.SecretHash, r.RecordedAt)
 	case domain.APIKeyRevoked:
-		_, err = tx.Exec(ctx, `UPDATE api_keys SET revoked_at = $3 WHERE api_key = $1 AND tenant_id = $2`,
+		b.Queue(`UPDATE api_keys SET revoked_at = $3 WHERE api_key = $1 AND tenant_id = $2`,
 			e.APIKey, r.TenantID, r.RecordedAt)
 	}
-	if err != nil {
-		return err
-	}
-	_, err = tx.Exec(ctx, `UPDATE tenants SET version = $2, updated_at = $3 WHERE id = $1`, r.StreamID, r.StreamVersion, r.RecordedAt)
-	return err
+	b.Queue(`UPDATE tenants SET version = $2, updated_at = $3 WHERE id = $1`, r.StreamID, r.StreamVersion, r.RecordedAt)
 }
 
 // errNotFound is what lookups that find nothing return: a 404 that does not

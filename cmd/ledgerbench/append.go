@@ -32,6 +32,8 @@ type appendConfig struct {
 	out         string
 	keep        bool
 	relay       bool
+	relayBatch  int           // eventstore.RelayConfig.BatchSize; 0: its default
+	relayPoll   time.Duration // eventstore.RelayConfig.PollInterval; 0: its default
 }
 
 func parseAppendFlags(args []string, stderr io.Writer) (appendConfig, error) {
@@ -47,6 +49,8 @@ func parseAppendFlags(args []string, stderr io.Writer) (appendConfig, error) {
 	fs.StringVar(&c.out, "out", "bench-append.json", "JSON report path")
 	fs.BoolVar(&c.keep, "keep", false, "keep the database and the JetStream stream for inspection")
 	fs.BoolVar(&c.relay, "relay", true, "run the relay while appending (false: measure the write path alone)")
+	fs.IntVar(&c.relayBatch, "relay-batch", 0, "events per relay round (0: the relay's default)")
+	fs.DurationVar(&c.relayPoll, "relay-poll", 0, "relay's idle wait between rounds (0: the relay's default)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -86,7 +90,8 @@ func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	suffix := randomHex(6)
 	dbName := "ledgerbench_" + suffix
-	relayCfg := eventstore.RelayConfig{Stream: "LEDGERBENCH_" + strings.ToUpper(suffix), SubjectPrefix: "ledgerbench" + suffix}
+	relayCfg := eventstore.RelayConfig{Stream: "LEDGERBENCH_" + strings.ToUpper(suffix), SubjectPrefix: "ledgerbench" + suffix,
+		BatchSize: cfg.relayBatch, PollInterval: cfg.relayPoll}
 	cleanup := context.WithoutCancel(ctx) // cleanup runs after Ctrl-C too
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 

@@ -1,0 +1,29 @@
+package domain
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// UserSnapshot is a user's state with the facts of its stream: what the
+// users read model keeps and what the API renders.
+type UserSnapshot struct {
+	User
+	RecordID  uuid.UUID // the id of the user.created event: the list item's "id" (spec §2.2)
+	Version   int
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// UserListItem is one row of GET /users (spec §2.2).
+type UserListItem struct {
+	RecordID  uuid.UUID
+	UserID    uuid.UUID
+	Email     string
+	Name      string
+	Role      string
+	Status    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
