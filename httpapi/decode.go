@@ -34,6 +34,11 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	if err != nil {
 		return decodeError(err)
 	}
+	// Names first: the decoder's own unknown-field check neither sees case
+	// nor says where a nested member is, and stops at UnmarshalJSON.
+	if err := exactNames(body, reflect.TypeOf(v)); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -42,12 +47,13 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return domain.Errorf(domain.Invalid, "malformed_json", "the request body must hold exactly one JSON value")
 	}
-	return exactNames(body, reflect.TypeOf(v))
+	return nil
 }
 
-// exactNames rejects members whose names match a field only when case is
-// ignored: encoding/json takes "apikey" (or "APIKEY", after "apiKey") for
-// apiKey, which a strict decoder must not (contract §1).
+// exactNames rejects members that are not fields of t, at any depth, naming
+// them dotted (contract §1), and members whose names match a field only when
+// case is ignored: encoding/json takes "apikey" (or "APIKEY", after
+// "apiKey") for apiKey, which a strict decoder must not.
 func exactNames(body []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -69,6 +75,9 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 func misnamed(doc any, t reflect.Type, path string) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if v, ok := optionalValue(t); ok {
+		return misnamed(doc, v, path)
 	}
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
 		return "" // decodes itself
@@ -111,6 +120,19 @@ func misnamed(doc any, t reflect.Type, path string) string {
 	return ""
 }
 
+// optionalType is an instance of domain.Optional, the PATCH bodies' field
+// wrapper, whose members are request members like any other.
+var optionalType = reflect.TypeFor[domain.Optional[struct{}]]()
+
+// optionalValue returns T when t is a domain.Optional[T].
+func optionalValue(t reflect.Type) (reflect.Type, bool) {
+	if t.Kind() != reflect.Struct || t.PkgPath() != optionalType.PkgPath() || !strings.HasPrefix(t.Name(), "Optional[") {
+		return nil, false
+	}
+	f, ok := t.FieldByName("Value")
+	return f.Type, ok
+}
+
 // jsonFields maps the exact JSON names of struct t's fields, embedded
 // structs' promoted ones included, to their types.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
@@ -148,7 +170,7 @@ func decodeError(err error) error {
 			return domain.Errorf(domain.Invalid, "malformed_json", "the request body must be a JSON object")
 		}
 		return &domain.Error{Kind: domain.Invalid, Code: "validation_failed", Message: field + " has the wrong type",
-			Fields: []domain.FieldError{{Field: field, Message: "must be a " + jsonKind(typeErr.Type.Kind().String())}}}
+			Fields: []domain.FieldError{{Field: field, Message: "must be " + jsonKind(typeErr.Type.Kind().String())}}}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return &domain.Error{Kind: domain.Invalid, Code: "unknown_field", Message: "unknown field " + field,
@@ -162,15 +184,15 @@ func decodeError(err error) error {
 func jsonKind(goKind string) string {
 	switch goKind {
 	case "string":
-		return "string"
+		return "a string"
 	case "bool":
-		return "boolean"
+		return "a boolean"
 	case "slice", "array":
-		return "array"
+		return "an array"
 	case "map", "struct":
-		return "object"
+		return "an object"
 	}
-	return "number"
+	return "a number"
 }
 
 // requireString returns a 400 naming field when v is empty.

@@ -16,6 +16,9 @@ type decodeTarget struct {
 	Count  int            `json:"count"`
 	Owner  *decodePerson  `json:"owner"`
 	People []decodePerson `json:"people"`
+	// PATCH bodies wrap their fields in domain.Optional, which decodes itself.
+	Patch domain.Optional[decodePerson]   `json:"patch"`
+	Many  domain.Optional[[]decodePerson] `json:"many"`
 }
 
 type decodePerson struct {
@@ -49,6 +52,15 @@ func TestDecode(t *testing.T) {
 		{name: "nested field in the wrong case", contentType: "application/json", body: `{"owner":{"firstname":"a"}}`, wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "owner.firstname"},
 		{name: "array element field in the wrong case", contentType: "application/json", body: `{"people":[{"firstName":"a"},{"FirstName":"b"}]}`,
 			wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "people[1].FirstName"},
+		{name: "nested unknown field", contentType: "application/json", body: `{"owner":{"nope":1}}`, wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "owner.nope"},
+		{name: "optional nested", contentType: "application/json", body: `{"patch":{"firstName":"a"},"many":[{"firstName":"b"}]}`},
+		{name: "optional null", contentType: "application/json", body: `{"patch":null,"many":null}`},
+		{name: "optional nested unknown field", contentType: "application/json", body: `{"patch":{"firstName":"a","nope":1}}`,
+			wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "patch.nope"},
+		{name: "optional nested field in the wrong case", contentType: "application/json", body: `{"patch":{"firstname":"a"}}`,
+			wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "patch.firstname"},
+		{name: "optional array element field in the wrong case", contentType: "application/json", body: `{"many":[{"firstName":"a"},{"FirstName":"b"}]}`,
+			wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "many[1].FirstName"},
 		{name: "exactly 1 MiB", contentType: "application/json", body: strings.Repeat(" ", maxJSONBody-len(`{"apiKey":"k"}`)) + `{"apiKey":"k"}`},
 		{name: "over 1 MiB", contentType: "application/json", body: `{"apiKey":"` + strings.Repeat("a", maxJSONBody) + `"}`,
 			wantKind: domain.TooLarge, wantCode: "body_too_large"},

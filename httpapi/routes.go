@@ -28,5 +28,15 @@ func (s *Server) routes() *mux.Router {
 	api := r.NewRoute().Subrouter()
 	api.Use(s.authenticate, s.idempotent)
 	api.Handle("/users/token", s.route(s.issueUserToken)).Methods(http.MethodPost)
+	api.Handle("/users", s.route(s.createUser)).Methods(http.MethodPost)
+	api.Handle("/users", s.route(s.listUsers)).Methods(http.MethodGet)
+	api.Handle("/users/{userId}", s.route(s.getUser)).Methods(http.MethodGet)
+	api.Handle("/users/{userId}", s.route(s.updateUser)).Methods(http.MethodPatch)
+	api.Handle("/users/{userId}", s.route(s.disableUser)).Methods(http.MethodDelete)
+	api.Handle("/profile", s.route(s.getProfile)).Methods(http.MethodGet)
+	api.Handle("/profile", s.route(s.updateProfile)).Methods(http.MethodPatch)
+	api.Handle("/profile/momo", s.route(s.addMomoAccount)).Methods(http.MethodPost)
+	api.Handle("/profile/momo/{id}", s.route(s.updateMomoAccount)).Methods(http.MethodPatch)
+	api.Handle("/profile/momo/{id}", s.route(s.removeMomoAccount)).Methods(http.MethodDelete)
 	return r
 }

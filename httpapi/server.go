@@ -50,6 +50,7 @@ type Server struct {
 	credentials Credentials
 	keys        SigningKeys
 	idempotency Idempotency
+	users       Users
 	ready       func(ctx context.Context) error
 	metrics     *httpMetrics
 	gatherer    prometheus.Gatherer
@@ -63,6 +64,7 @@ type Deps struct {
 	Credentials Credentials
 	Keys        SigningKeys
 	Idempotency Idempotency
+	Users       Users
 	Ready       func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
 	Registry    *prometheus.Registry
 }
@@ -73,7 +75,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.Issuer = "ledger"
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
+		users: d.Users, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
 	s.router = s.routes()
 	return s
 }

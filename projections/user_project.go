@@ -2,10 +2,8 @@ package projections
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ledger/ledger/domain"
 )
@@ -56,13 +54,4 @@ func projectUser(b *pgx.Batch, r domain.Record, e domain.Event) {
 func jsonOf(v any) string {
 	raw, _ := json.Marshal(v)
 	return string(raw)
-}
-
-// EmailTaken reports whether err is the users read model refusing a second
-// user with the same email in a tenant (UNIQUE (tenant_id, email)): two
-// creates of one new email raced, each on its own new stream, and the other
-// committed first. Nothing of this append was stored.
-func EmailTaken(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "users_tenant_id_email_key"
 }

@@ -92,7 +92,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	reader := projections.NewReader(a.pool)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL},
 		httpapi.Deps{Log: log, Credentials: reader, Keys: eventstore.NewKeys(a.pool), Idempotency: a.idem,
-			Ready: a.ready, Registry: reg})
+			Users: users{Reader: reader, store: a.store}, Ready: a.ready, Registry: reg})
 	return a, nil
 }
 

@@ -202,10 +202,15 @@ func TestServiceEndpoints(t *testing.T) {
 		code               string
 	}{
 		{"unknown path", http.MethodGet, "/nope", 404, "not_found"},
-		{"unknown path under the authenticated routes", http.MethodPost, "/users/nope", 404, "not_found"},
+		// /users/{userId} now matches one segment under /users, so an
+		// unknown path there has two, and a method no route of the path
+		// takes is PUT.
+		{"unknown path under the authenticated routes", http.MethodPost, "/users/nope/deeper", 404, "not_found"},
 		{"GET /token", http.MethodGet, "/token", 405, "method_not_allowed"},
 		{"DELETE /healthz", http.MethodDelete, "/healthz", 405, "method_not_allowed"},
-		{"GET /users/token", http.MethodGet, "/users/token", 405, "method_not_allowed"},
+		{"PUT /users/token", http.MethodPut, "/users/token", 405, "method_not_allowed"},
+		{"POST /users/{userId}", http.MethodPost, "/users/nope", 405, "method_not_allowed"},
+		{"PUT /profile", http.MethodPut, "/profile", 405, "method_not_allowed"},
 	}
 	for _, tt := range routerAnswers {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,203 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// Users is the user aggregate: commands go through the event store, reads
+// come from the users read model.
+type Users interface {
+	// ExecuteUser folds the user's stream, asks decide for events, appends
+	// them (with the read models, in the request's transaction) and returns
+	// the user after them.
+	ExecuteUser(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
+		decide func(domain.User) ([]domain.Event, error)) (domain.UserSnapshot, error)
+	User(ctx context.Context, tenantID, userID uuid.UUID) (domain.UserSnapshot, error)
+	UserIDByEmail(ctx context.Context, tenantID uuid.UUID, email string) (uuid.UUID, error)
+	ListUsers(ctx context.Context, tenantID uuid.UUID, status string, limit int, offset string) ([]domain.UserListItem, string, error)
+	OwnerUserID(ctx context.Context, tenantID uuid.UUID) (uuid.UUID, error)
+}
+
+func userStream(tenantID, userID uuid.UUID) domain.StreamRef {
+	return domain.StreamRef{TenantID: tenantID, Type: "user", ID: userID}
+}
+
+type createUserRequest struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+// createUser is POST /users: 201 with a new user, or 200 with the one that
+// already has this email (compared trimmed and case-insensitively).
+func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
+	c, err := tenantCaller(r)
+	if err != nil {
+		return err
+	}
+	var req createUserRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	email, err := domain.NormaliseEmail(req.Email)
+	if err != nil {
+		return err
+	}
+	// Two requests creating the same email race on the read model's unique
+	// email: the loser's append fails, and its second attempt finds the winner.
+	for attempt := 0; ; attempt++ {
+		existing, err := s.users.UserIDByEmail(r.Context(), c.TenantID, email)
+		created := domain.ErrorKind(err) == domain.NotFound
+		if err != nil && !created {
+			return err
+		}
+		id := existing
+		if created {
+			id = uuid.Must(uuid.NewV7())
+		}
+		u, err := s.users.ExecuteUser(r.Context(), userStream(c.TenantID, id), metadata(r), func(u domain.User) ([]domain.Event, error) {
+			return domain.DecideCreateUser(u, domain.CreateUser{UserID: id, Email: email, Name: req.Name})
+		})
+		if domain.ErrorKind(err) == domain.Conflict && created && attempt == 0 {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		status := http.StatusOK
+		if created {
+			status = http.StatusCreated
+		}
+		return writeJSON(w, status, userResponse(u))
+	}
+}
+
+// listUsers is GET /users?status=active|inactive&limit=&offset=.
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
+	c, err := tenantCaller(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	status := q.Get("status")
+	switch status {
+	case "", "active":
+		status = domain.UserActive
+	case "inactive":
+		status = domain.UserInactive
+	default:
+		return domain.Invalidf("status", "must be active or inactive")
+	}
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	items, next, err := s.users.ListUsers(r.Context(), c.TenantID, status, limit, q.Get("offset"))
+	if err != nil {
+		return err
+	}
+	body := page[userListItem]{Items: make([]userListItem, 0, len(items)), OffsetMarker: nullable(next)}
+	for _, u := range items {
+		body.Items = append(body.Items, userListItem{ID: u.RecordID.String(), UserID: u.UserID.String(), Email: u.Email,
+			Name: u.Name, UserRole: u.Role, Status: u.Status, CreatedAt: timestamp(u.CreatedAt), UpdatedAt: timestamp(u.UpdatedAt)})
+	}
+	return writeJSON(w, http.StatusOK, body)
+}
+
+// pageLimit reads the limit query parameter: 1-100, default 100 (contract §1).
+func pageLimit(s string) (int, error) {
+	if s == "" {
+		return 100, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 100 {
+		return 0, domain.Invalidf("limit", "must be a whole number from 1 to 100")
+	}
+	return n, nil
+}
+
+// pathUser resolves {userId} for the caller: any user of a tenant token's
+// tenant, or only its own user for a user token. Anything else is 404, so
+// existence never leaks (contract §2).
+func pathUser(r *http.Request) (Caller, uuid.UUID, error) {
+	c, ok := callerFrom(r.Context())
+	if !ok {
+		return c, uuid.Nil, errInvalidToken
+	}
+	id, err := uuid.Parse(mux.Vars(r)["userId"])
+	if err != nil || (c.Kind == KindUser && id != c.UserID) {
+		return c, uuid.Nil, errNotFound
+	}
+	return c, id, nil
+}
+
+// getUser is GET /users/{userId}.
+func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
+	c, id, err := pathUser(r)
+	if err != nil {
+		return err
+	}
+	u, err := s.users.User(r.Context(), c.TenantID, id)
+	if err != nil {
+		return err
+	}
+	if u.Status != domain.UserActive {
+		return errNotFound
+	}
+	return writeJSON(w, http.StatusOK, userResponse(u))
+}
+
+// updateUser is PATCH /users/{userId}: exactly the fields of contract §3.
+func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
+	c, id, err := pathUser(r)
+	if err != nil {
+		return err
+	}
+	var patch domain.UserPatch
+	if err := decode(w, r, &patch); err != nil {
+		return err
+	}
+	now := s.now()
+	u, err := s.users.ExecuteUser(r.Context(), userStream(c.TenantID, id), metadata(r), func(u domain.User) ([]domain.Event, error) {
+		return domain.DecideUpdateUser(u, domain.UpdateUser{Patch: patch, ByTenant: c.Kind == KindTenant}, now)
+	})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, userResponse(u))
+}
+
+// disabledUser is the body of DELETE /users/{userId} (spec §4.2).
+type disabledUser struct {
+	ID        string `json:"id"`
+	UserID    string `json:"userId"`
+	Email     string `json:"email"`
+	Name      string `json:"name"`
+	Status    string `json:"status"`
+	UpdatedAt string `json:"updatedAt"`
+}
+
+// disableUser is DELETE /users/{userId}: tenant token only; the owner
+// cannot be disabled (400).
+func (s *Server) disableUser(w http.ResponseWriter, r *http.Request) error {
+	c, err := tenantCaller(r)
+	if err != nil {
+		return err
+	}
+	_, id, err := pathUser(r)
+	if err != nil {
+		return err
+	}
+	u, err := s.users.ExecuteUser(r.Context(), userStream(c.TenantID, id), metadata(r), domain.DecideDisableUser)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, disabledUser{ID: u.RecordID.String(), UserID: u.ID.String(), Email: u.Email,
+		Name: u.Name, Status: u.Status, UpdatedAt: timestamp(u.UpdatedAt)})
+}
