@@ -24,6 +24,7 @@ func (s *Server) routes() *mux.Router {
 	r.Handle("/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{})).Methods(http.MethodGet)
 	r.Handle("/openapi.json", s.route(s.openAPI)).Methods(http.MethodGet)
 	r.Handle("/token", s.route(s.issueTenantToken)).Methods(http.MethodPost)
+	r.Handle("/documents/{documentId}", s.route(s.downloadDocument)).Methods(http.MethodGet) // presigned, no token
 
 	api := r.NewRoute().Subrouter()
 	api.Use(s.authenticate, s.idempotent)
@@ -33,6 +34,8 @@ func (s *Server) routes() *mux.Router {
 	api.Handle("/users/{userId}", s.route(s.getUser)).Methods(http.MethodGet)
 	api.Handle("/users/{userId}", s.route(s.updateUser)).Methods(http.MethodPatch)
 	api.Handle("/users/{userId}", s.route(s.disableUser)).Methods(http.MethodDelete)
+	api.Handle("/users/{userId}/kyc-documents", s.route(s.uploadKYCDocument)).Methods(http.MethodPost)
+	api.Handle("/users/{userId}/kyc-documents", s.route(s.listKYCDocuments)).Methods(http.MethodGet)
 	api.Handle("/profile", s.route(s.getProfile)).Methods(http.MethodGet)
 	api.Handle("/profile", s.route(s.updateProfile)).Methods(http.MethodPatch)
 	api.Handle("/profile/momo", s.route(s.addMomoAccount)).Methods(http.MethodPost)

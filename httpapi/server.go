@@ -41,6 +41,7 @@ type Config struct {
 	TenantTokenTTL time.Duration
 	UserTokenTTL   time.Duration
 	Issuer         string // JWT iss
+	PublicURL      string // base of presigned URLs (LEDGER_PUBLIC_URL), no trailing slash
 }
 
 // Server is the HTTP API.
@@ -51,6 +52,8 @@ type Server struct {
 	keys        SigningKeys
 	idempotency Idempotency
 	users       Users
+	documents   Documents
+	presigner   *Presigner
 	ready       func(ctx context.Context) error
 	metrics     *httpMetrics
 	gatherer    prometheus.Gatherer
@@ -65,6 +68,7 @@ type Deps struct {
 	Keys        SigningKeys
 	Idempotency Idempotency
 	Users       Users
+	Documents   Documents
 	Ready       func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
 	Registry    *prometheus.Registry
 }
@@ -75,7 +79,8 @@ func New(cfg Config, d Deps) *Server {
 		cfg.Issuer = "ledger"
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		users: d.Users, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
+		users: d.Users, documents: d.Documents, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
+	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
 	return s
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // projectUser queues the statements that apply one user event to the users
-// and momo_accounts read models. Every statement also moves the user's
+// momo_accounts and kyc_documents read models. Every statement also moves the user's
 // version and updated_at on, so GET /users/{id} shows when it last changed.
 func projectUser(b *pgx.Batch, r domain.Record, e domain.Event) {
 	touch := func(set string, args ...any) {
@@ -43,6 +43,11 @@ func projectUser(b *pgx.Batch, r domain.Record, e domain.Event) {
 		touch(`default_momo_account_id = $4, `, e.AccountID)
 	case domain.MomoAccountRemoved:
 		b.Queue(`DELETE FROM momo_accounts WHERE id = $1`, e.AccountID)
+		touch("")
+	case domain.KYCDocumentUploaded:
+		b.Queue(`INSERT INTO kyc_documents (id, tenant_id, user_id, document_type, file_name, content_type, size, sha256, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, e.DocumentID, r.TenantID, r.StreamID, e.DocumentType, e.FileName,
+			e.ContentType, e.Size, e.SHA256, r.RecordedAt)
 		touch("")
 	default:
 		touch("")

@@ -90,9 +90,10 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.store = eventstore.New(a.pool, projections.Projector{}, reg)
 	a.idem = eventstore.NewIdempotency(a.pool)
 	reader := projections.NewReader(a.pool)
-	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL},
+	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
+		PublicURL: cfg.PublicURL},
 		httpapi.Deps{Log: log, Credentials: reader, Keys: eventstore.NewKeys(a.pool), Idempotency: a.idem,
-			Users: users{Reader: reader, store: a.store}, Ready: a.ready, Registry: reg})
+			Users: users{Reader: reader, store: a.store}, Documents: reader, Ready: a.ready, Registry: reg})
 	return a, nil
 }
 

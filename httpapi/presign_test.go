@@ -1,0 +1,142 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// fakeKeys is a SigningKeys with fixed keys; the newest is "k2".
+type fakeKeys map[string][]byte
+
+func (k fakeKeys) CurrentSigningKey(context.Context) (string, []byte, error) {
+	return "k2", k["k2"], nil
+}
+
+func (k fakeKeys) SigningKey(_ context.Context, kid string) ([]byte, error) {
+	if s, ok := k[kid]; ok {
+		return s, nil
+	}
+	return nil, domain.Errorf(domain.Unauthenticated, "invalid_token", "unknown signing key")
+}
+
+var testKeys = fakeKeys{"k1": []byte("first secret"), "k2": []byte("second secret")}
+
+// testPresigner signs at a fixed clock that the test moves.
+func testPresigner(now *time.Time) *Presigner {
+	return NewPresigner(testKeys, "https://ledger.example/", func() time.Time { return *now })
+}
+
+func splitURL(t testing.TB, u string) (path, query string) {
+	t.Helper()
+	rest, ok := strings.CutPrefix(u, "https://ledger.example")
+	if !ok {
+		t.Fatalf("presigned URL: got %s, want it under https://ledger.example", u)
+	}
+	path, query, _ = strings.Cut(rest, "?")
+	return path, query
+}
+
+func TestPresignRoundTrip(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	p := testPresigner(&now)
+	id := uuid.Must(uuid.NewV7())
+	u, err := p.Sign(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "https://ledger.example/documents/" + id.String() + "?expires=" + strconv.FormatInt(now.Unix()+900, 10) + "&kid=k2&signature="
+	if !strings.HasPrefix(u, want) {
+		t.Fatalf("Sign: got %s, want prefix %s", u, want)
+	}
+	path, query := splitURL(t, u)
+	for _, tt := range []struct {
+		name string
+		at   time.Time
+		code string
+	}{
+		{"at once", now, ""},
+		{"one second before expiry", now.Add(899 * time.Second), ""},
+		{"at expiry", now.Add(900 * time.Second), "presigned_url_expired"},
+		{"a day later", now.Add(24 * time.Hour), "presigned_url_expired"},
+	} {
+		at := tt.at
+		got, err := testPresigner(&at).Verify(context.Background(), path, query)
+		if tt.code == "" && (err != nil || got != id) {
+			t.Errorf("%s: got %v %v, want %s", tt.name, got, err, id)
+		}
+		if tt.code != "" && errorCode(err) != tt.code {
+			t.Errorf("%s: got %v, want %s", tt.name, err, tt.code)
+		}
+	}
+	// Every single-byte change of the path or query is refused.
+	whole := path + "?" + query
+	for i := range whole {
+		for _, c := range []byte{'0', 'a', 'f', 'A', '&', '=', '%', '/', '?', ';', 'x', '+'} {
+			if whole[i] == c {
+				continue
+			}
+			bad := []byte(whole)
+			bad[i] = c
+			bp, bq, _ := strings.Cut(string(bad), "?")
+			if _, err := p.Verify(context.Background(), bp, bq); domain.ErrorKind(err) != domain.Forbidden {
+				t.Fatalf("changed %q: got %v, want 403", bad, err)
+			}
+		}
+	}
+	// Unknown kid, missing parameters, a key of another label.
+	for _, q := range []string{"", "expires=1&kid=k2", strings.Replace(query, "kid=k2", "kid=k9", 1),
+		strings.Replace(query, "kid=k2", "kid=k1", 1), query + "&extra=1", "kid=k2&" + query} {
+		if _, err := p.Verify(context.Background(), path, q); domain.ErrorKind(err) != domain.Forbidden {
+			t.Errorf("query %q: got %v, want 403", q, err)
+		}
+	}
+}
+
+// FuzzPresignVerify feeds arbitrary paths and queries to the verifier: it
+// never panics, refuses with 403 only, and accepts nothing but exactly the
+// URL the signer writes for that document, kid and expiry.
+func FuzzPresignVerify(f *testing.F) {
+	now := time.Unix(1_800_000_000, 0)
+	p := testPresigner(&now)
+	id := uuid.MustParse("01936f52-4c1e-7a2b-9d3e-1f2a3b4c5d6e")
+	u, _ := p.Sign(context.Background(), id)
+	path, query := splitURL(f, u)
+	f.Add(path, query)
+	f.Add(path, strings.Replace(query, "kid=k2", "kid=k1", 1))
+	f.Add(path+"/", query)
+	f.Add("/documents/"+strings.ToUpper(id.String()), query)
+	f.Add(path, "expires=9999999999&kid=k2&signature="+strings.Repeat("0", 64))
+	f.Add("", "")
+	f.Add("/documents/", "%zz")
+	f.Fuzz(func(t *testing.T, path, query string) {
+		got, err := p.Verify(context.Background(), path, query)
+		if err != nil {
+			if domain.ErrorKind(err) != domain.Forbidden {
+				t.Fatalf("Verify(%q, %q): got %v, want a 403", path, query, err)
+			}
+			return
+		}
+		exp, _ := strconv.ParseInt(strings.TrimPrefix(strings.Split(query, "&")[0], "expires="), 10, 64)
+		kid := strings.TrimPrefix(strings.Split(query, "&")[1], "kid=")
+		if want := presignedPath(got, exp, kid, testKeys[kid]); path+"?"+query != want {
+			t.Fatalf("Verify(%q, %q): accepted, want only the signed URL %q", path, query, want)
+		}
+	})
+}
+
+func errorCode(err error) string {
+	var de *domain.Error
+	if errors.As(err, &de) {
+		return de.Code
+	}
+	return ""
+}
