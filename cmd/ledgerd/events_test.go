@@ -10,10 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // TestEventsPublished creates a tenant with ledgerctl, which only writes to
@@ -25,15 +22,8 @@ func TestEventsPublished(t *testing.T) {
 	s := startServer(t, nil)
 	tn := s.createTenant(t, "Vandelay")
 
-	nc, err := nats.Connect(testenv.NATSURL())
-	if err != nil {
-		t.Fatalf("connect to NATS: %v", err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("JetStream: %v", err)
-	}
+	js := connectJetStream(t)
+	var err error
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 
