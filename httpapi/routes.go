@@ -16,8 +16,7 @@ func (s *Server) routes() *mux.Router {
 	// and 405 answers get the same chain here (X-Request-Id, log, metrics).
 	r.NotFoundHandler = s.requestID(s.recoverPanics(s.logAndMeasure(
 		s.route(func(w http.ResponseWriter, r *http.Request) error { return errNotFound }))))
-	r.MethodNotAllowedHandler = s.requestID(s.recoverPanics(s.logAndMeasure(
-		s.route(func(w http.ResponseWriter, r *http.Request) error { return errMethodNotAllowed }))))
+	r.MethodNotAllowedHandler = s.requestID(s.recoverPanics(s.logAndMeasure(s.route(s.methodNotAllowed))))
 
 	r.Handle("/healthz", s.route(s.healthz)).Methods(http.MethodGet)
 	r.Handle("/readyz", s.route(s.readyz)).Methods(http.MethodGet)
