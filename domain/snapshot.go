@@ -27,3 +27,12 @@ type UserListItem struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
+
+// MerchantSnapshot is a merchant's state with the facts of its stream: what
+// the merchants read model keeps and what the API renders.
+type MerchantSnapshot struct {
+	Merchant
+	Version   int
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}

@@ -40,5 +40,9 @@ func (s *Server) routes() *mux.Router {
 	api.Handle("/profile/momo", s.route(s.addMomoAccount)).Methods(http.MethodPost)
 	api.Handle("/profile/momo/{id}", s.route(s.updateMomoAccount)).Methods(http.MethodPatch)
 	api.Handle("/profile/momo/{id}", s.route(s.removeMomoAccount)).Methods(http.MethodDelete)
+	api.Handle("/merchants", s.route(s.createMerchant)).Methods(http.MethodPost)
+	api.Handle("/merchants", s.route(s.listMerchants)).Methods(http.MethodGet)
+	api.Handle("/merchants/{merchantId}", s.route(s.getMerchant)).Methods(http.MethodGet)
+	api.Handle("/utils/banks", s.route(s.listBanks)).Methods(http.MethodGet)
 	return r
 }

@@ -52,6 +52,7 @@ type Server struct {
 	keys        SigningKeys
 	idempotency Idempotency
 	users       Users
+	merchants   Merchants
 	documents   Documents
 	presigner   *Presigner
 	ready       func(ctx context.Context) error
@@ -68,6 +69,7 @@ type Deps struct {
 	Keys        SigningKeys
 	Idempotency Idempotency
 	Users       Users
+	Merchants   Merchants
 	Documents   Documents
 	Ready       func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
 	Registry    *prometheus.Registry
@@ -79,7 +81,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.Issuer = "ledger"
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		users: d.Users, documents: d.Documents, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
+		users: d.Users, merchants: d.Merchants, documents: d.Documents, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
 	return s

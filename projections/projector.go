@@ -34,6 +34,8 @@ func (Projector) Project(b *pgx.Batch, recs []domain.Record) error {
 			projectTenant(b, r, e)
 		case "user":
 			projectUser(b, r, e)
+		case "merchant":
+			projectMerchant(b, r, e)
 		}
 	}
 	return nil

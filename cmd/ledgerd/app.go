@@ -93,7 +93,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL},
 		httpapi.Deps{Log: log, Credentials: reader, Keys: eventstore.NewKeys(a.pool), Idempotency: a.idem,
-			Users: users{Reader: reader, store: a.store}, Documents: reader, Ready: a.ready, Registry: reg})
+			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store}, Documents: reader, Ready: a.ready, Registry: reg})
 	return a, nil
 }
 

@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// Merchants is the merchant aggregate: commands go through the event store,
+// reads come from the merchants read model. Any token of the tenant may
+// create and read the tenant's merchants (contract §5).
+type Merchants interface {
+	// ExecuteMerchant folds the merchant's stream, asks decide for events,
+	// appends them (with the read models, in the request's transaction) and
+	// returns the merchant after them.
+	ExecuteMerchant(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
+		decide func(domain.Merchant) ([]domain.Event, error)) (domain.MerchantSnapshot, error)
+	Merchant(ctx context.Context, tenantID, id uuid.UUID) (domain.MerchantSnapshot, error)
+	ListMerchants(ctx context.Context, tenantID uuid.UUID, limit int, offset string) ([]domain.MerchantSnapshot, string, error)
+}
+
+func merchantStream(tenantID, id uuid.UUID) domain.StreamRef {
+	return domain.StreamRef{TenantID: tenantID, Type: "merchant", ID: id}
+}
+
+// createMerchantRequest is the body of POST /merchants (spec §2.8). A null
+// member is a member not sent.
+type createMerchantRequest struct {
+	Name          *string `json:"name"`
+	Country       *string `json:"country"`
+	BankName      *string `json:"bankName"`
+	AccountNumber *string `json:"accountNumber"`
+	PhoneNumber   *string `json:"phoneNumber"`
+	LNURL         *string `json:"lnurl"`
+}
+
+// merchantBody is the Merchant of contract §5: members a payout method does
+// not use are null.
+type merchantBody struct {
+	ID            string  `json:"id"`
+	Name          string  `json:"name"`
+	Country       string  `json:"country"`
+	Currency      string  `json:"currency"`
+	PayoutMethod  string  `json:"payoutMethod"`
+	BankName      *string `json:"bankName"`
+	AccountNumber *string `json:"accountNumber"`
+	PhoneNumber   *string `json:"phoneNumber"`
+	LNURL         *string `json:"lnurl"`
+	CreatedAt     string  `json:"createdAt"`
+	UpdatedAt     string  `json:"updatedAt"`
+}
+
+func merchantResponse(m domain.MerchantSnapshot) merchantBody {
+	return merchantBody{ID: m.ID.String(), Name: m.Name, Country: m.Country, Currency: m.Currency,
+		PayoutMethod: m.PayoutMethod, BankName: nullable(m.BankName), AccountNumber: nullable(m.AccountNumber),
+		PhoneNumber: nullable(m.PhoneNumber), LNURL: nullable(m.LNURL),
+		CreatedAt: timestamp(m.CreatedAt), UpdatedAt: timestamp(m.UpdatedAt)}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// anyCaller returns the caller of any token kind.
+func anyCaller(r *http.Request) (Caller, error) {
+	c, ok := callerFrom(r.Context())
+	if !ok {
+		return c, errInvalidToken
+	}
+	return c, nil
+}
+
+// createMerchant is POST /merchants: 201 with the new merchant.
+func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) error {
+	c, err := anyCaller(r)
+	if err != nil {
+		return err
+	}
+	var req createMerchantRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	id := uuid.Must(uuid.NewV7())
+	cmd := domain.CreateMerchant{MerchantID: id, Name: deref(req.Name), Country: deref(req.Country),
+		BankName: deref(req.BankName), AccountNumber: deref(req.AccountNumber), PhoneNumber: deref(req.PhoneNumber),
+		LNURL: deref(req.LNURL)}
+	m, err := s.merchants.ExecuteMerchant(r.Context(), merchantStream(c.TenantID, id), metadata(r),
+		func(m domain.Merchant) ([]domain.Event, error) { return domain.DecideCreateMerchant(m, cmd) })
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, merchantResponse(m))
+}
+
+// listMerchants is GET /merchants?limit=&offset=.
+func (s *Server) listMerchants(w http.ResponseWriter, r *http.Request) error {
+	c, err := anyCaller(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	items, next, err := s.merchants.ListMerchants(r.Context(), c.TenantID, limit, q.Get("offset"))
+	if err != nil {
+		return err
+	}
+	body := page[merchantBody]{Items: make([]merchantBody, 0, len(items)), OffsetMarker: nullable(next)}
+	for _, m := range items {
+		body.Items = append(body.Items, merchantResponse(m))
+	}
+	return writeJSON(w, http.StatusOK, body)
+}
+
+// getMerchant is GET /merchants/{merchantId}: another tenant's merchant and
+// an id that is not a UUID are 404, like an absent one.
+func (s *Server) getMerchant(w http.ResponseWriter, r *http.Request) error {
+	c, err := anyCaller(r)
+	if err != nil {
+		return err
+	}
+	id, err := uuid.Parse(mux.Vars(r)["merchantId"])
+	if err != nil {
+		return errNotFound
+	}
+	m, err := s.merchants.Merchant(r.Context(), c.TenantID, id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, merchantResponse(m))
+}
+
+type bankBody struct {
+	Name string `json:"name"`
+	Code string `json:"code"`
+}
+
+// listBanks is GET /utils/banks?country=: the banks a merchant of that
+// country may name (contract §5).
+func (s *Server) listBanks(w http.ResponseWriter, r *http.Request) error {
+	if _, err := anyCaller(r); err != nil {
+		return err
+	}
+	country := r.URL.Query().Get("country")
+	banks, ok := domain.Banks(country)
+	if !ok {
+		if country == "" {
+			return domain.Invalidf("country", "is required")
+		}
+		return domain.Invalidf("country", "must be SouthAfrica, Kenya or Nigeria (BTC merchants have no bank)")
+	}
+	body := struct {
+		Items []bankBody `json:"items"`
+	}{Items: make([]bankBody, 0, len(banks))}
+	for _, b := range banks {
+		body.Items = append(body.Items, bankBody{Name: b.Name, Code: b.Code})
+	}
+	return writeJSON(w, http.StatusOK, body)
+}

@@ -1,0 +1,79 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// projectMerchant queues the statements that apply one merchant event to
+// the merchants read model. Later merchant events only move the version
+// and updated_at on.
+func projectMerchant(b *pgx.Batch, r domain.Record, e domain.Event) {
+	switch e := e.(type) {
+	case domain.MerchantCreated:
+		b.Queue(`INSERT INTO merchants (id, tenant_id, name, country, currency, payout_method, bank_name,
+			account_number, phone_number, lnurl, version, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+			e.MerchantID, r.TenantID, e.Name, e.Country, e.Currency, e.PayoutMethod, e.BankName,
+			e.AccountNumber, e.PhoneNumber, e.LNURL, r.StreamVersion, r.RecordedAt)
+	default:
+		b.Queue(`UPDATE merchants SET version = $1, updated_at = $2 WHERE id = $3`, r.StreamVersion, r.RecordedAt, r.StreamID)
+	}
+}
+
+const merchantColumns = `id, name, country, currency, payout_method, bank_name, account_number, phone_number, lnurl,
+	version, created_at, updated_at`
+
+func scanMerchant(row pgx.Row) (domain.MerchantSnapshot, error) {
+	var m domain.MerchantSnapshot
+	err := row.Scan(&m.ID, &m.Name, &m.Country, &m.Currency, &m.PayoutMethod, &m.BankName, &m.AccountNumber,
+		&m.PhoneNumber, &m.LNURL, &m.Version, &m.CreatedAt, &m.UpdatedAt)
+	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
+	return m, err
+}
+
+// Merchant reads a merchant of tenantID, or NotFound (another tenant's too).
+func (q *Reader) Merchant(ctx context.Context, tenantID, id uuid.UUID) (domain.MerchantSnapshot, error) {
+	m, err := scanMerchant(q.pool.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = $1 AND tenant_id = $2`,
+		id, tenantID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, errNotFound
+	}
+	if err != nil {
+		return m, fmt.Errorf("read merchant: %w", err)
+	}
+	return m, nil
+}
+
+// ListMerchants returns a page of a tenant's merchants, newest first, after
+// the position offset names (empty: the first page), and the marker of the
+// next page ("" on the last).
+func (q *Reader) ListMerchants(ctx context.Context, tenantID uuid.UUID, limit int, offset string) ([]domain.MerchantSnapshot, string, error) {
+	after, err := decodeMarker(offset, "merchants", tenantID, "")
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := q.pool.Query(ctx, `SELECT `+merchantColumns+` FROM merchants
+		WHERE tenant_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) < ($2, $3))
+		ORDER BY created_at DESC, id DESC LIMIT $4`, tenantID, after.at, after.id, limit+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("list merchants: %w", err)
+	}
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.MerchantSnapshot, error) {
+		return scanMerchant(row)
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("list merchants: %w", err)
+	}
+	if len(items) <= limit {
+		return items, "", nil
+	}
+	last := items[limit-1]
+	return items[:limit], encodeMarker("merchants", tenantID, "", last.CreatedAt, last.ID), nil
+}
