@@ -62,12 +62,21 @@ var errTenantTokenRequired = domain.Errorf(domain.Forbidden, "forbidden", "this 
 
 // tenantCaller returns the caller when it holds a tenant token, else 403.
 func tenantCaller(r *http.Request) (Caller, error) {
-	c, ok := callerFrom(r.Context())
-	if !ok {
-		return Caller{}, errInvalidToken
+	c, err := anyCaller(r)
+	if err != nil {
+		return c, err
 	}
 	if c.Kind != KindTenant {
 		return Caller{}, errTenantTokenRequired
+	}
+	return c, nil
+}
+
+// anyCaller returns the caller of any token kind.
+func anyCaller(r *http.Request) (Caller, error) {
+	c, ok := callerFrom(r.Context())
+	if !ok {
+		return c, errInvalidToken
 	}
 	return c, nil
 }

@@ -68,15 +68,6 @@ func deref(s *string) string {
 	return *s
 }
 
-// anyCaller returns the caller of any token kind.
-func anyCaller(r *http.Request) (Caller, error) {
-	c, ok := callerFrom(r.Context())
-	if !ok {
-		return c, errInvalidToken
-	}
-	return c, nil
-}
-
 // createMerchant is POST /merchants: 201 with the new merchant.
 func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) error {
 	c, err := anyCaller(r)

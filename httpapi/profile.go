@@ -53,9 +53,9 @@ func profileResponse(u domain.UserSnapshot) profileBody {
 // profileUser is the user the profile endpoints act on: the user of a user
 // token, or the tenant's owner for a tenant token (contract §2).
 func (s *Server) profileUser(r *http.Request) (domain.StreamRef, error) {
-	c, ok := callerFrom(r.Context())
-	if !ok {
-		return domain.StreamRef{}, errInvalidToken
+	c, err := anyCaller(r)
+	if err != nil {
+		return domain.StreamRef{}, err
 	}
 	if c.Kind == KindUser {
 		return userStream(c.TenantID, c.UserID), nil

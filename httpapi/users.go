@@ -126,9 +126,9 @@ func pageLimit(s string) (int, error) {
 // tenant, or only its own user for a user token. Anything else is 404, so
 // existence never leaks (contract §2).
 func pathUser(r *http.Request) (Caller, uuid.UUID, error) {
-	c, ok := callerFrom(r.Context())
-	if !ok {
-		return c, uuid.Nil, errInvalidToken
+	c, err := anyCaller(r)
+	if err != nil {
+		return c, uuid.Nil, err
 	}
 	id, err := uuid.Parse(mux.Vars(r)["userId"])
 	if err != nil || (c.Kind == KindUser && id != c.UserID) {
