@@ -36,3 +36,29 @@ type MerchantSnapshot struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
+
+// PaymentSnapshot is a payment's state with the facts of its stream: what
+// the payments read model keeps and what the API renders.
+type PaymentSnapshot struct {
+	Payment
+	Version   int
+	UpdatedAt time.Time
+}
+
+// PaymentFilter narrows GET /payments: zero values match everything.
+type PaymentFilter struct {
+	UserID     uuid.UUID // a user token's own payments
+	Status     string
+	MerchantID uuid.UUID
+}
+
+// PaymentDocumentItem is one row of GET /payments/{id}/documents.
+type PaymentDocumentItem struct {
+	ID          uuid.UUID
+	PaymentID   uuid.UUID
+	FileName    string
+	ContentType string
+	Size        int64
+	SHA256      string
+	CreatedAt   time.Time
+}

@@ -1,15 +1,11 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"hash"
 	"io"
 	"mime"
-	"mime/multipart"
 	"net/http"
 	"strconv"
 
@@ -98,103 +94,35 @@ func (s *Server) uploadKYCDocument(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return errNotMultipart
+	boundary, err := checkMultipart(r)
+	if err != nil {
+		return err
 	}
 	if u, err := s.users.User(r.Context(), c.TenantID, userID); err != nil {
 		return err
 	} else if u.Status != domain.UserActive {
 		return errNotFound
 	}
-	mr := multipart.NewReader(http.MaxBytesReader(w, r.Body, maxRequestBody), params["boundary"])
-	var (
-		docType    string
-		haveType   bool
-		doc        *domain.StoredDocument
-		stored     bool
-		size       int64
-		sum        string
-		partErr    error
-		cleanupDoc = func() {
-			if stored {
-				s.documents.DeleteDocument(context.WithoutCancel(r.Context()), doc.ID)
-			}
-		}
-	)
-	for partErr == nil {
-		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			partErr = multipartError(err)
-			break
-		}
-		switch name := p.FormName(); {
-		case name == "documentType" && !haveType && p.FileName() == "":
-			raw, err := io.ReadAll(io.LimitReader(p, maxFormField+1))
-			if err != nil {
-				partErr = multipartError(err)
-			} else if len(raw) > maxFormField {
-				partErr = domain.Invalidf("documentType", "must be one of the allowed document types")
-			}
-			docType, haveType = string(raw), true
-		case name == "file" && doc == nil:
-			doc = &domain.StoredDocument{ID: uuid.Must(uuid.NewV7()), TenantID: c.TenantID, Owner: userID}
-			m := &meter{r: p, h: sha256.New(), max: domain.MaxDocumentSize}
-			head := make([]byte, 512)
-			k, err := io.ReadFull(m, head)
-			if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-				partErr = multipartError(err)
-				break
-			}
-			if k == 0 {
-				partErr = domain.Invalidf("file", "must not be empty")
-				break
-			}
-			if doc.ContentType, partErr = domain.SniffContentType(head[:k]); partErr != nil {
-				break
-			}
-			doc.FileName = domain.CleanFileName(p.FileName(), doc.ContentType)
-			size, sum, err = s.documents.PutDocument(r.Context(), *doc, io.MultiReader(bytes.NewReader(head[:k]), m))
-			if err != nil && m.err != nil {
-				partErr = multipartError(m.err)
-				break
-			}
-			if err != nil {
-				partErr = err
-				break
-			}
-			stored = true
-			if sum != hex.EncodeToString(m.h.Sum(nil)) || size != m.n {
-				partErr = errors.New("stored document differs from the upload")
-			}
-		default:
-			partErr = &domain.Error{Kind: domain.Invalid, Code: "unknown_field", Message: "unexpected part " + strconv.Quote(name),
-				Fields: []domain.FieldError{{Field: name, Message: "is not a part of this request, or is repeated"}}}
-		}
+	up, err := s.receiveUpload(w, r, boundary, c.TenantID, userID, "documentType")
+	if err != nil {
+		return err
 	}
-	if partErr == nil && doc == nil {
-		partErr = domain.Invalidf("file", "is required")
+	docType, ok := up.texts["documentType"]
+	if !ok {
+		s.discard(r.Context(), up)
+		return domain.Invalidf("documentType", "is required")
 	}
-	if partErr == nil && !haveType {
-		partErr = domain.Invalidf("documentType", "is required")
-	}
-	if partErr != nil {
-		cleanupDoc()
-		return partErr
-	}
+	doc := up.doc
 	u, err := s.users.ExecuteUser(r.Context(), userStream(c.TenantID, userID), metadata(r), func(u domain.User) ([]domain.Event, error) {
 		return domain.DecideUploadKYCDocument(u, domain.UploadKYCDocument{DocumentID: doc.ID, DocumentType: docType,
-			FileName: doc.FileName, ContentType: doc.ContentType, Size: size, SHA256: sum})
+			FileName: doc.FileName, ContentType: doc.ContentType, Size: doc.Size, SHA256: doc.SHA256})
 	})
 	if err != nil {
 		// A refused event (any decided error) leaves no event: delete the
 		// bytes. An internal error may hide a commit whose outcome is
 		// unknown; its document is left as a harmless orphan instead.
 		if domain.ErrorKind(err) != domain.Internal {
-			cleanupDoc()
+			s.discard(r.Context(), up)
 		}
 		return err
 	}

@@ -43,6 +43,11 @@ func (s *Server) routes() *mux.Router {
 	api.Handle("/merchants", s.route(s.createMerchant)).Methods(http.MethodPost)
 	api.Handle("/merchants", s.route(s.listMerchants)).Methods(http.MethodGet)
 	api.Handle("/merchants/{merchantId}", s.route(s.getMerchant)).Methods(http.MethodGet)
+	api.Handle("/payments", s.route(s.createPayment)).Methods(http.MethodPost)
+	api.Handle("/payments", s.route(s.listPayments)).Methods(http.MethodGet)
+	api.Handle("/payments/{paymentId}", s.route(s.getPayment)).Methods(http.MethodGet)
+	api.Handle("/payments/{paymentId}/document", s.route(s.attachPaymentDocument)).Methods(http.MethodPost)
+	api.Handle("/payments/{paymentId}/documents", s.route(s.listPaymentDocuments)).Methods(http.MethodGet)
 	api.Handle("/utils/banks", s.route(s.listBanks)).Methods(http.MethodGet)
 	return r
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
 )
@@ -42,6 +43,11 @@ type Config struct {
 	UserTokenTTL   time.Duration
 	Issuer         string // JWT iss
 	PublicURL      string // base of presigned URLs (LEDGER_PUBLIC_URL), no trailing slash
+
+	Validity         domain.Validity // how long payments wait for funding, per rail
+	OTCFeeRate       decimal.Decimal // otcFees = amount x OTCFeeRate
+	Location         *time.Location  // Africa/Johannesburg, for South African business hours
+	InsecureWebhooks bool            // accept http:// webhook URLs (sandbox)
 }
 
 // Server is the HTTP API.
@@ -53,6 +59,8 @@ type Server struct {
 	idempotency Idempotency
 	users       Users
 	merchants   Merchants
+	payments    Payments
+	rails       Rails
 	documents   Documents
 	presigner   *Presigner
 	ready       func(ctx context.Context) error
@@ -70,6 +78,8 @@ type Deps struct {
 	Idempotency Idempotency
 	Users       Users
 	Merchants   Merchants
+	Payments    Payments
+	Rails       Rails
 	Documents   Documents
 	Ready       func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
 	Registry    *prometheus.Registry
@@ -81,7 +91,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.Issuer = "ledger"
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		users: d.Users, merchants: d.Merchants, documents: d.Documents, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
+		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, documents: d.Documents, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
 	return s

@@ -69,13 +69,14 @@ func (q *Reader) DeleteDocument(ctx context.Context, id uuid.UUID) error {
 	return err
 }
 
-// OpenDocument returns a document that a read model names (kyc_documents;
-// payment documents will join this list), and a reader of its bytes that
+// OpenDocument returns a document that a read model names (kyc_documents,
+// payment_documents), and a reader of its bytes that
 // fetches one chunk at a time. An orphan or unknown id is NotFound.
 func (q *Reader) OpenDocument(ctx context.Context, id uuid.UUID) (domain.StoredDocument, io.Reader, error) {
 	var d domain.StoredDocument
 	err := q.pool.QueryRow(ctx, `SELECT d.id, d.tenant_id, d.owner, d.content_type, d.size, d.sha256, d.file_name, d.created_at
-		FROM documents d WHERE d.id = $1 AND EXISTS (SELECT 1 FROM kyc_documents k WHERE k.id = d.id)`, id).
+		FROM documents d WHERE d.id = $1 AND (EXISTS (SELECT 1 FROM kyc_documents k WHERE k.id = d.id)
+			OR EXISTS (SELECT 1 FROM payment_documents p WHERE p.id = d.id))`, id).
 		Scan(&d.ID, &d.TenantID, &d.Owner, &d.ContentType, &d.Size, &d.SHA256, &d.FileName, &d.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, nil, errNotFound

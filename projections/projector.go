@@ -36,6 +36,8 @@ func (Projector) Project(b *pgx.Batch, recs []domain.Record) error {
 			projectUser(b, r, e)
 		case "merchant":
 			projectMerchant(b, r, e)
+		case "payment":
+			projectPayment(b, r, e)
 		}
 	}
 	return nil

@@ -90,10 +90,16 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.store = eventstore.New(a.pool, projections.Projector{}, reg)
 	a.idem = eventstore.NewIdempotency(a.pool)
 	reader := projections.NewReader(a.pool)
+	rails, err := newRails(cfg)
+	if err != nil {
+		return nil, err
+	}
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
-		PublicURL: cfg.PublicURL},
+		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
+		InsecureWebhooks: cfg.Mode == "sandbox"},
 		httpapi.Deps{Log: log, Credentials: reader, Keys: eventstore.NewKeys(a.pool), Idempotency: a.idem,
-			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store}, Documents: reader, Ready: a.ready, Registry: reg})
+			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
+			Payments: payments{Reader: reader, store: a.store}, Rails: rails, Documents: reader, Ready: a.ready, Registry: reg})
 	return a, nil
 }
 

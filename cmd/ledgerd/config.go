@@ -8,6 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/prices"
 )
 
 // config is ledgerd's configuration (contract §10). Every setting is an
@@ -27,6 +32,14 @@ type config struct {
 	PublicURL         string
 	DataDir           string
 	LogLevel          string
+
+	Validity           domain.Validity
+	OTCFeeRate         decimal.Decimal
+	SandboxPrices      string // currency=price of 1 BTC, comma-separated
+	SandboxPriceDrift  string // amplitude/period, e.g. 0.02/10m; empty: fixed prices
+	PriceFeedURL       string // production: CoinGecko-compatible simple-price API
+	PriceFeedKey       string
+	CollectionAccounts string // currency=account name:account number, comma-separated
 }
 
 // setting is one row of the configuration table.
@@ -83,6 +96,62 @@ var settings = []setting{
 		str(func(c *config) *string { return &c.PublicURL })},
 	{"LEDGER_DATA_DIR", "data-dir", "./.ledger", "local state of the embedded NATS server", str(func(c *config) *string { return &c.DataDir })},
 	{"LEDGER_LOG_LEVEL", "log-level", "info", "debug, info, warn or error", str(func(c *config) *string { return &c.LogLevel })},
+	{"LEDGER_VALIDITY", "validity", "lightning=600s,slow=24h,momo=180s,bank=72h,usdt=1h",
+		"payment validity per funding rail", func(c *config, v string) error { return parseValidity(v, &c.Validity) }},
+	{"LEDGER_OTC_FEE_RATE", "otc-fee-rate", "0.01", "OTC fee as a fraction of the payment amount (otcFees)",
+		func(c *config, v string) error {
+			d, err := decimal.NewFromString(v)
+			if err != nil || d.IsNegative() || d.GreaterThanOrEqual(decimal.NewFromInt(1)) {
+				return fmt.Errorf("must be a decimal fraction from 0 to below 1, such as 0.01")
+			}
+			c.OTCFeeRate = d
+			return nil
+		}},
+	{"LEDGER_SANDBOX_PRICES", "sandbox-prices", prices.DefaultTableString,
+		"sandbox: price of 1 BTC per currency", str(func(c *config) *string { return &c.SandboxPrices })},
+	{"LEDGER_SANDBOX_PRICE_DRIFT", "sandbox-price-drift", "", "sandbox: price drift as amplitude/period, e.g. 0.02/10m",
+		str(func(c *config) *string { return &c.SandboxPriceDrift })},
+	{"LEDGER_PRICE_FEED_URL", "price-feed-url", "https://api.coingecko.com", "production: CoinGecko simple-price API base URL",
+		str(func(c *config) *string { return &c.PriceFeedURL })},
+	{"LEDGER_PRICE_FEED_KEY", "price-feed-key", "", "production: CoinGecko API key", str(func(c *config) *string { return &c.PriceFeedKey })},
+	{"LEDGER_COLLECTION_ACCOUNTS", "collection-accounts", defaultCollectionAccounts,
+		"bank accounts that take deposits, per source currency", str(func(c *config) *string { return &c.CollectionAccounts })},
+}
+
+// defaultCollectionAccounts are the sandbox's collection accounts: made-up
+// numbers, like a test mode's.
+const defaultCollectionAccounts = "NGN=Ledger Sandbox Collections NG:0123456789,GBP=Ledger Sandbox Collections UK:12345678," +
+	"EUR=Ledger Sandbox Collections EU:DE89370400440532013000,KES=Ledger Sandbox Collections KE:1234567890123"
+
+// parseValidity reads LEDGER_VALIDITY: rail=duration pairs, each rail once.
+func parseValidity(v string, out *domain.Validity) error {
+	rails := map[string]*time.Duration{"lightning": &out.Lightning, "slow": &out.Slow, "momo": &out.Momo,
+		"bank": &out.Bank, "usdt": &out.USDT}
+	*out = domain.DefaultValidity
+	for _, pair := range strings.Split(v, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		p, known := rails[name]
+		d, err := time.ParseDuration(val)
+		if !ok || !known || err != nil || d < time.Second {
+			return fmt.Errorf("must be rail=duration pairs (rails lightning, slow, momo, bank, usdt; at least 1s each), not %q", pair)
+		}
+		*p = d
+	}
+	return nil
+}
+
+// parseCollectionAccounts reads LEDGER_COLLECTION_ACCOUNTS.
+func parseCollectionAccounts(v string) (map[string]domain.CollectionAccount, error) {
+	out := map[string]domain.CollectionAccount{}
+	for _, pair := range strings.Split(v, ",") {
+		cur, acct, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		name, number, ok2 := strings.Cut(acct, ":")
+		if !ok || !ok2 || cur == "" || name == "" || number == "" {
+			return nil, fmt.Errorf("LEDGER_COLLECTION_ACCOUNTS must be CUR=account name:account number pairs, not %q", pair)
+		}
+		out[cur] = domain.CollectionAccount{Name: name, Number: number}
+	}
+	return out, nil
 }
 
 // loadConfig reads defaults, then the environment, then flags in args, and validates the result.
@@ -128,6 +197,15 @@ func (c *config) validate() error {
 		c.PublicURL = "http://" + c.Addr
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if _, err := parseCollectionAccounts(c.CollectionAccounts); err != nil {
+		return err
+	}
+	if _, err := prices.ParseTable(c.SandboxPrices); err != nil {
+		return fmt.Errorf("LEDGER_SANDBOX_PRICES: %w", err)
+	}
+	if _, err := prices.ParseDrift(c.SandboxPriceDrift); err != nil {
+		return fmt.Errorf("LEDGER_SANDBOX_PRICE_DRIFT: %w", err)
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

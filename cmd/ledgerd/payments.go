@@ -1,0 +1,25 @@
+package main
+
+import (
+	"context"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/projections"
+)
+
+// payments plugs the event store and the payments read model into httpapi.Payments.
+type payments struct {
+	*projections.Reader
+	store *eventstore.Store
+}
+
+// ExecutePayment runs a command on the payment aggregate through the event store.
+func (p payments) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
+	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
+	snap, err := eventstore.ExecuteSnapshot(ctx, p.store, ref, meta, domain.ApplyPayment, decide)
+	if err != nil {
+		return domain.PaymentSnapshot{}, err
+	}
+	return domain.PaymentSnapshot{Payment: snap.State, Version: snap.Version, UpdatedAt: snap.UpdatedAt}, nil
+}

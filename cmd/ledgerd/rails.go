@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+	_ "time/tzdata" // Africa/Johannesburg on machines without a zone database
+
+	"github.com/google/uuid"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/ethereum"
+	"github.com/ledger/ledger/workers/rails/lightning"
+	"github.com/ledger/ledger/workers/rails/prices"
+)
+
+// rails plugs the rail adapters into httpapi.Rails: sandbox ones in sandbox
+// mode; in production the CoinGecko price feed, and no Lightning node or
+// USDT custody until their production adapters are configured (those
+// payments answer 503 rail_unavailable meanwhile).
+type rails struct {
+	prices      prices.Source
+	node        lightning.Node
+	deposits    ethereum.Deposits
+	collections map[string]domain.CollectionAccount
+}
+
+// usdtSandboxSeed derives the sandbox's per-payment USDT addresses. It is
+// public like a test-mode key: sandbox addresses hold nothing.
+var usdtSandboxSeed = []byte("ledger sandbox usdt deposits v1")
+
+// johannesburg is South Africa's time zone, for its business hours (contract §6).
+var johannesburg = func() *time.Location {
+	loc, err := time.LoadLocation("Africa/Johannesburg")
+	if err != nil {
+		panic(err) // time/tzdata is embedded: unreachable
+	}
+	return loc
+}()
+
+var errNoProductionAdapter = errors.New("no production adapter is configured for this rail")
+
+func newRails(cfg config) (*rails, error) {
+	collections, err := parseCollectionAccounts(cfg.CollectionAccounts)
+	if err != nil {
+		return nil, err
+	}
+	r := &rails{collections: collections}
+	if cfg.Mode == "production" {
+		r.prices = prices.NewCoinGecko(cfg.PriceFeedURL, cfg.PriceFeedKey, 30*time.Second, &http.Client{})
+		return r, nil
+	}
+	table, err := prices.ParseTable(cfg.SandboxPrices)
+	if err != nil {
+		return nil, err
+	}
+	drift, err := prices.ParseDrift(cfg.SandboxPriceDrift)
+	if err != nil {
+		return nil, err
+	}
+	r.prices = prices.NewSandbox(table, drift, time.Now)
+	r.node = lightning.NewSandboxNode()
+	r.deposits = ethereum.NewSandboxDeposits(usdtSandboxSeed)
+	return r, nil
+}
+
+func (r *rails) BTCPrices(ctx context.Context) (domain.BTCPrices, error) {
+	return r.prices.BTCPrices(ctx)
+}
+
+func (r *rails) LightningInvoice(ctx context.Context, paymentID uuid.UUID, amountSats int64, description string,
+	createdAt time.Time, expiry time.Duration) (domain.LightningInvoice, error) {
+	if r.node == nil {
+		return domain.LightningInvoice{}, errNoProductionAdapter
+	}
+	inv, err := r.node.CreateInvoice(ctx, lightning.InvoiceRequest{PaymentID: paymentID, AmountSats: amountSats,
+		Description: description, CreatedAt: createdAt, Expiry: expiry})
+	if err != nil {
+		return domain.LightningInvoice{}, err
+	}
+	return domain.LightningInvoice{PaymentRequest: inv.PaymentRequest, PaymentHash: inv.PaymentHash,
+		AmountSats: inv.AmountSats, ExpiresAt: inv.ExpiresAt}, nil
+}
+
+func (r *rails) USDTDepositAddress(ctx context.Context, paymentID uuid.UUID) (string, error) {
+	if r.deposits == nil {
+		return "", errNoProductionAdapter
+	}
+	return r.deposits.DepositAddress(ctx, paymentID)
+}
+
+func (r *rails) CollectionAccount(currency string) (domain.CollectionAccount, bool) {
+	a, ok := r.collections[currency]
+	return a, ok
+}

@@ -1,0 +1,152 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// projectPayment queues the statements that apply one payment event to the
+// payments read models.
+func projectPayment(b *pgx.Batch, r domain.Record, e domain.Event) {
+	switch e := e.(type) {
+	case domain.PaymentCreated:
+		b.Queue(`INSERT INTO payments (id, tenant_id, user_id, merchant_id, status, state, version, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, r.StreamID, r.TenantID, e.UserID, e.MerchantID, e.Status,
+			jsonOf(e.Payment), r.StreamVersion, r.RecordedAt)
+	case domain.PaymentDocumentAttached:
+		b.Queue(`INSERT INTO payment_documents (id, tenant_id, payment_id, file_name, content_type, size, sha256, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, e.DocumentID, r.TenantID, r.StreamID, e.FileName, e.ContentType,
+			e.Size, e.SHA256, e.At)
+		b.Queue(`UPDATE payments SET state = jsonb_set(jsonb_set(state, '{documents}', to_jsonb((state->>'documents')::int + 1)),
+				'{updatedAt}', to_jsonb($1::text)),
+			version = $2, updated_at = $3 WHERE id = $4`, e.At.Format(time.RFC3339Nano), r.StreamVersion, r.RecordedAt, r.StreamID)
+	default:
+		b.Queue(`UPDATE payments SET version = $1, updated_at = $2 WHERE id = $3`, r.StreamVersion, r.RecordedAt, r.StreamID)
+	}
+}
+
+const paymentColumns = `state, version, updated_at`
+
+func scanPayment(row pgx.Row) (domain.PaymentSnapshot, error) {
+	var (
+		p     domain.PaymentSnapshot
+		state []byte
+	)
+	if err := row.Scan(&state, &p.Version, &p.UpdatedAt); err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal(state, &p.Payment); err != nil {
+		return p, fmt.Errorf("decode payment state: %w", err)
+	}
+	p.UpdatedAt = p.UpdatedAt.UTC()
+	return p, nil
+}
+
+// Payment reads a payment of tenantID, or NotFound (another tenant's too).
+func (q *Reader) Payment(ctx context.Context, tenantID, id uuid.UUID) (domain.PaymentSnapshot, error) {
+	p, err := scanPayment(q.pool.QueryRow(ctx, `SELECT `+paymentColumns+` FROM payments WHERE id = $1 AND tenant_id = $2`,
+		id, tenantID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, errNotFound
+	}
+	if err != nil {
+		return p, fmt.Errorf("read payment: %w", err)
+	}
+	return p, nil
+}
+
+// ListPayments returns a page of a tenant's payments matching f, newest
+// first, after the position offset names, and the marker of the next page
+// ("" on the last). A marker is only good for the filter that made it.
+func (q *Reader) ListPayments(ctx context.Context, tenantID uuid.UUID, f domain.PaymentFilter, limit int, offset string) ([]domain.PaymentSnapshot, string, error) {
+	filter := fmt.Sprintf("%s,%s,%s", nilOrID(f.UserID), f.Status, nilOrID(f.MerchantID))
+	after, err := decodeMarker(offset, "payments", tenantID, filter)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := q.pool.Query(ctx, `SELECT `+paymentColumns+`, created_at, id FROM payments
+		WHERE tenant_id = $1 AND ($2::uuid IS NULL OR user_id = $2) AND ($3 = '' OR status = $3)
+			AND ($4::uuid IS NULL OR merchant_id = $4)
+			AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6))
+		ORDER BY created_at DESC, id DESC LIMIT $7`,
+		tenantID, nullID(f.UserID), f.Status, nullID(f.MerchantID), after.at, after.id, limit+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("list payments: %w", err)
+	}
+	type row struct {
+		p domain.PaymentSnapshot
+		k marker
+	}
+	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+		var (
+			it    row
+			state []byte
+		)
+		if err := r.Scan(&state, &it.p.Version, &it.p.UpdatedAt, &it.k.at, &it.k.id); err != nil {
+			return it, err
+		}
+		it.p.UpdatedAt = it.p.UpdatedAt.UTC()
+		return it, json.Unmarshal(state, &it.p.Payment)
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("list payments: %w", err)
+	}
+	page := make([]domain.PaymentSnapshot, 0, min(len(items), limit))
+	for _, it := range items[:min(len(items), limit)] {
+		page = append(page, it.p)
+	}
+	if len(items) <= limit {
+		return page, "", nil
+	}
+	last := items[limit-1].k
+	return page, encodeMarker("payments", tenantID, filter, *last.at, last.id), nil
+}
+
+// ListPaymentDocuments returns a page of a payment's documents, newest
+// first, after the position offset names, and the next page's marker.
+func (q *Reader) ListPaymentDocuments(ctx context.Context, tenantID, paymentID uuid.UUID, limit int, offset string) ([]domain.PaymentDocumentItem, string, error) {
+	after, err := decodeMarker(offset, "payment-documents", tenantID, paymentID.String())
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := q.pool.Query(ctx, `SELECT id, payment_id, file_name, content_type, size, sha256, created_at
+		FROM payment_documents WHERE tenant_id = $1 AND payment_id = $2 AND ($3::timestamptz IS NULL OR (created_at, id) < ($3, $4))
+		ORDER BY created_at DESC, id DESC LIMIT $5`, tenantID, paymentID, after.at, after.id, limit+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("list payment documents: %w", err)
+	}
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.PaymentDocumentItem, error) {
+		var d domain.PaymentDocumentItem
+		err := row.Scan(&d.ID, &d.PaymentID, &d.FileName, &d.ContentType, &d.Size, &d.SHA256, &d.CreatedAt)
+		d.CreatedAt = d.CreatedAt.UTC()
+		return d, err
+	})
+	if err != nil || len(items) <= limit {
+		return items, "", err
+	}
+	last := items[limit-1]
+	return items[:limit], encodeMarker("payment-documents", tenantID, paymentID.String(), last.CreatedAt, last.ID), nil
+}
+
+func nilOrID(id uuid.UUID) string {
+	if id == uuid.Nil {
+		return ""
+	}
+	return id.String()
+}
+
+// nullID is id as a query parameter, NULL when it is the zero UUID.
+func nullID(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
+}
