@@ -51,15 +51,12 @@ func parseAppendFlags(args []string, stderr io.Writer) (appendConfig, error) {
 	fs.BoolVar(&c.relay, "relay", true, "run the relay while appending (false: measure the write path alone)")
 	fs.IntVar(&c.relayBatch, "relay-batch", 0, "events per relay round (0: the relay's default)")
 	fs.DurationVar(&c.relayPoll, "relay-poll", 0, "relay's idle wait between rounds (0: the relay's default)")
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if err != nil {
 		return c, err
 	}
-	for _, s := range strings.Split(*levels, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			return c, fmt.Errorf("-concurrency: %q is not a positive integer", s)
-		}
-		c.concurrency = append(c.concurrency, n)
+	if c.concurrency, err = parseLevels(*levels); err != nil {
+		return c, err
 	}
 	if c.duration <= 0 {
 		return c, errors.New("-duration must be positive")
@@ -190,6 +187,19 @@ func targets(r report) []target {
 		ts = append(ts, target{Name: "relay kept up (published == appended)", Want: "1", Got: kept, Met: r.Relay.KeptUp})
 	}
 	return ts
+}
+
+// parseLevels reads -concurrency: comma-separated positive integers.
+func parseLevels(s string) ([]int, error) {
+	var levels []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-concurrency: %q is not a positive integer", f)
+		}
+		levels = append(levels, n)
+	}
+	return levels, nil
 }
 
 // deleteStream removes the run's JetStream stream.

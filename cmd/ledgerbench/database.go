@@ -48,15 +48,9 @@ func dropDatabase(ctx context.Context, serverURL, name string) error {
 // INSERT table there. maxConns must exceed the highest concurrency, or
 // workers queue for connections and the figures measure the pool instead.
 func openBenchPool(ctx context.Context, serverURL, name string, maxConns int32) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(serverURL)
+	pool, err := openPool(ctx, serverURL, name, maxConns)
 	if err != nil {
-		return nil, fmt.Errorf("parse database url: %w", err)
-	}
-	cfg.ConnConfig.Database = name
-	cfg.MaxConns = maxConns
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open pool: %w", err)
+		return nil, err
 	}
 	err = eventstore.Migrate(ctx, pool, eventstore.Migrations,
 		eventstore.MigrationSet{Component: "projections", FS: projections.Migrations})
@@ -67,6 +61,22 @@ func openBenchPool(ctx context.Context, serverURL, name string, maxConns int32) 
 	if _, err := pool.Exec(ctx, createRawTable); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("create raw_inserts: %w", err)
+	}
+	return pool, nil
+}
+
+// openPool opens a pool of at most maxConns connections on database name of
+// the server of serverURL, and nothing else.
+func openPool(ctx context.Context, serverURL, name string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(serverURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	cfg.ConnConfig.Database = name
+	cfg.MaxConns = maxConns
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open pool: %w", err)
 	}
 	return pool, nil
 }

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // level measures one concurrency level: appends (with the relay behind),
@@ -96,8 +99,12 @@ func (b *appendBench) finalRelay(ctx context.Context) (*relayRun, error) {
 // checkpoint flushes dirty pages before a timed phase, so neither phase
 // pays for the WAL and full-page writes the previous one left behind. It
 // needs superuser or pg_checkpoint; without it the run goes on, noisier.
-func (b *appendBench) checkpoint(ctx context.Context) {
-	if _, err := b.pool.Exec(ctx, "CHECKPOINT"); err != nil {
-		fmt.Fprintf(b.stderr, "ledgerbench: checkpoint before phase: %v (continuing)\n", err)
+func (b *appendBench) checkpoint(ctx context.Context) { checkpoint(ctx, b.pool, b.stderr) }
+
+// checkpoint runs CHECKPOINT on pool's server, warning on stderr when it
+// cannot (see appendBench.checkpoint).
+func checkpoint(ctx context.Context, pool *pgxpool.Pool, stderr io.Writer) {
+	if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
+		fmt.Fprintf(stderr, "ledgerbench: checkpoint before phase: %v (continuing)\n", err)
 	}
 }

@@ -1,11 +1,13 @@
 // Command ledgerbench is the ledger's load generator. Each mode is a
 // subcommand in its own file, so later modes add a file and a case here:
 //
-//	ledgerbench append [flags]   event-store append rate vs raw INSERTs, relay lag
+//	ledgerbench append [flags]     event-store append rate vs raw INSERTs, relay lag
+//	ledgerbench payments [flags]   POST /payments through a real ledgerd vs raw INSERTs, its RSS
 //
-// It measures the real packages (eventstore, projections) against real
-// servers, on a database and a JetStream stream of its own that it removes
-// afterwards, so it can run beside a live ledgerd or other benchmarks.
+// It measures the real packages (eventstore, projections), or a real
+// ledgerd process, against real servers, on a database and a JetStream
+// stream of its own that it removes afterwards, so it can run beside a live
+// ledgerd or other benchmarks.
 package main
 
 import (
@@ -35,8 +37,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("no mode given")
 	}
 	switch args[0] {
-	case "append":
-		err := runAppend(ctx, args[1:], stdout, stderr)
+	case "append", "payments":
+		mode := runAppend
+		if args[0] == "payments" {
+			mode = runPayments
+		}
+		err := mode(ctx, args[1:], stdout, stderr)
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -54,8 +60,10 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: ledgerbench <mode> [flags]
 
 modes:
-  append   append throughput and latency through eventstore.Store.Append,
-           against raw single-row INSERTs, with the relay's lag to JetStream
+  append     append throughput and latency through eventstore.Store.Append,
+             against raw single-row INSERTs, with the relay's lag to JetStream
+  payments   POST /payments throughput and latency through a real ledgerd
+             process, against raw single-row INSERTs, with ledgerd's RSS
 
 Run "ledgerbench <mode> -h" for a mode's flags.
 `)

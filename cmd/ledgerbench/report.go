@@ -113,8 +113,8 @@ func msOrNil(sec float64) *float64 {
 	return &v
 }
 
-// writeJSON writes r to path, indented for reading and diffing.
-func writeJSON(path string, r report) error {
+// writeJSON writes a report to path, indented for reading and diffing.
+func writeJSON(path string, r any) error {
 	body, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
@@ -127,10 +127,7 @@ func writeJSON(path string, r report) error {
 
 // printTable writes r for a person reading a terminal.
 func printTable(w io.Writer, r report) {
-	m := r.Machine
-	fmt.Fprintf(w, "ledgerbench %s: %d CPU %s/%s %s, Postgres %s (synchronous_commit=%s), NATS %s\n",
-		r.Mode, m.NumCPU, m.GOOS, m.GOARCH, m.GoVersion, m.PostgresVersion, m.PostgresSettings["synchronous_commit"], m.NATSVersion)
-	fmt.Fprintf(w, "%gs per phase, load average before the run: %s\n\n", r.Params.DurationSeconds, m.LoadAverage)
+	printHeader(w, r.Mode, r.Machine, r.Params.DurationSeconds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tappend\t\t\t\t\traw INSERT\t\t\t\t\t\t\trelay lag (ms)\t\t\t\t")
 	fmt.Fprintln(tw, "conc\tev/s\tp50 ms\tp99 ms\tcpu\t\tins/s\tp50 ms\tp99 ms\tcpu\t\tappend/raw\t\tp50\tp99\tack p99\tdrain\t")
@@ -150,7 +147,19 @@ func printTable(w io.Writer, r report) {
 			rr.Appended, rr.Published, rr.Received, rr.BadMessages, rr.KeptUp, rr.LagP50Ms, rr.LagP99Ms)
 	}
 	fmt.Fprintln(w)
-	for _, t := range r.Targets {
+	printTargets(w, r.Targets)
+}
+
+// printHeader writes what a mode's table was measured on.
+func printHeader(w io.Writer, mode string, m machine, durationSeconds float64) {
+	fmt.Fprintf(w, "ledgerbench %s: %d CPU %s/%s %s, Postgres %s (synchronous_commit=%s), NATS %s\n",
+		mode, m.NumCPU, m.GOOS, m.GOARCH, m.GoVersion, m.PostgresVersion, m.PostgresSettings["synchronous_commit"], m.NATSVersion)
+	fmt.Fprintf(w, "%gs per phase, load average before the run: %s\n\n", durationSeconds, m.LoadAverage)
+}
+
+// printTargets writes one line per target with its verdict.
+func printTargets(w io.Writer, ts []target) {
+	for _, t := range ts {
 		verdict := "met"
 		if !t.Met {
 			verdict = "MISSED"

@@ -1,0 +1,436 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/projections"
+)
+
+// paymentsConfig is the payments mode's flags.
+type paymentsConfig struct {
+	databaseURL  string
+	natsURL      string
+	concurrency  []int
+	duration     time.Duration
+	partners     int
+	dbMaxConns   int
+	ledgerd      string // binary; empty: build cmd/ledgerd
+	ledgerctl    string // binary; empty: build cmd/ledgerctl
+	readyTimeout time.Duration
+	relayWait    time.Duration
+	out          string
+	keep         bool
+}
+
+func parsePaymentsFlags(args []string, stderr io.Writer) (paymentsConfig, error) {
+	var c paymentsConfig
+	fs := flag.NewFlagSet("ledgerbench payments", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: ledgerbench payments [flags]
+
+Starts a real ledgerd on a database ledgerbench_<random> and a JetStream stream
+LEDGERBENCH_<RANDOM> of its own, sets up -partners tenants (ledgerctl tenant
+create, POST /token, POST /merchants with a South African bank merchant), then
+per concurrency level runs POST /payments (Lightning-funded, to that merchant)
+for -duration, and raw single-row INSERTs of a payment.created-sized row for
+-duration, and reports requests/s, latency, ledgerd's RSS (VmRSS polled every
+100 ms, VmHWM at the end), CPU busy share and payments/raw. Everything it
+created is removed at the end unless -keep.
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&c.databaseURL, "database-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+		"Postgres server (a postgres:// URL); ledgerd creates and migrates a database ledgerbench_<random> on it")
+	fs.StringVar(&c.natsURL, "nats-url", nats.DefaultURL, "NATS server with JetStream for ledgerd's relay (ledgerd's NATS_URL)")
+	levels := fs.String("concurrency", "1,16,64", "comma-separated concurrency levels (workers sending requests back to back)")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of each timed phase (payments, then raw INSERTs) per level")
+	fs.IntVar(&c.partners, "partners", 8, "simulated partners (tenants, each with a token and a merchant); worker w pays as partner w % partners")
+	fs.IntVar(&c.dbMaxConns, "db-max-conns", 32, "ledgerd's Postgres pool size (LEDGER_DB_MAX_CONNS)")
+	fs.StringVar(&c.ledgerd, "ledgerd", "", "ledgerd binary to run (default: go build ./cmd/ledgerd into a temporary directory)")
+	fs.StringVar(&c.ledgerctl, "ledgerctl", "", "ledgerctl binary to run (default: go build ./cmd/ledgerctl into a temporary directory)")
+	fs.DurationVar(&c.readyTimeout, "ready-timeout", time.Minute, "longest wait for ledgerd's GET /readyz to answer 200")
+	fs.DurationVar(&c.relayWait, "relay-wait", 30*time.Second,
+		"longest wait for ledgerd's relay to publish every event before a phase, so the baseline does not share the machine with it")
+	fs.StringVar(&c.out, "out", "bench-payments.json", "JSON report path")
+	fs.BoolVar(&c.keep, "keep", false, "keep the database and the JetStream stream for inspection")
+	err := fs.Parse(args)
+	if err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if c.concurrency, err = parseLevels(*levels); err != nil {
+		return c, err
+	}
+	if c.duration <= 0 {
+		return c, errors.New("-duration must be positive")
+	}
+	if c.partners < 1 || c.dbMaxConns < 1 {
+		return c, errors.New("-partners and -db-max-conns must be positive")
+	}
+	return c, nil
+}
+
+// paymentsBench holds what every level of the payments mode shares.
+type paymentsBench struct {
+	cfg     paymentsConfig
+	pool    *pgxpool.Pool // the benchmark database, for the baseline and the relay check
+	server  *ledgerd
+	load    *paymentLoad
+	payload string // raw INSERT row: one stored payment.created event as a CloudEvent
+	stderr  io.Writer
+}
+
+// runPayments is the payments mode: ledgerd serving POST /payments at each
+// concurrency level, against raw INSERTs on the same Postgres.
+func runPayments(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	cfg, err := parsePaymentsFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	suffix := randomHex(6)
+	dbName := "ledgerbench_" + suffix
+	stream, prefix := "LEDGERBENCH_"+strings.ToUpper(suffix), "ledgerbench"+suffix
+	cleanup := context.WithoutCancel(ctx) // cleanup runs after Ctrl-C too
+	dbURL, err := databaseURLFor(cfg.databaseURL, dbName)
+	if err != nil {
+		return err
+	}
+
+	// Cleanup is registered before ledgerd can create anything, and runs
+	// after it stopped (defers run last first): database, then stream.
+	if !cfg.keep {
+		defer func() { err = errors.Join(err, dropDatabase(cleanup, cfg.databaseURL, dbName)) }()
+	} else {
+		defer fmt.Fprintf(stderr, "ledgerbench: kept database %s and stream %s\n", dbName, stream)
+	}
+	nc, err := nats.Connect(cfg.natsURL, nats.Name("ledgerbench"))
+	if err != nil {
+		return fmt.Errorf("connect to nats: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	if !cfg.keep {
+		defer func() { err = errors.Join(err, deleteStream(cleanup, js, stream)) }()
+	}
+
+	tmp, err := os.MkdirTemp("", "ledgerbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := buildMissing(ctx, &cfg, tmp, stderr); err != nil {
+		return err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	server, err := startLedgerd(cfg.ledgerd, addr, ledgerEnv("DATABASE_URL="+dbURL, "NATS_URL="+cfg.natsURL,
+		"LEDGER_NATS_STREAM="+stream, "LEDGER_NATS_SUBJECT_PREFIX="+prefix, "LEDGER_ADDR="+addr,
+		"LEDGER_LOG_LEVEL=warn", "LEDGER_DB_MAX_CONNS="+strconv.Itoa(cfg.dbMaxConns), "LEDGER_MODE=sandbox",
+		"LEDGER_DATA_DIR="+filepath.Join(tmp, "data")), stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, server.stop(30*time.Second)) }()
+	if err := server.waitReady(ctx, cfg.readyTimeout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "ledgerbench: ledgerd (pid %d) ready at %s on database %s, stream %s\n", server.PID(), addr, dbName, stream)
+
+	maxLevel := slices.Max(cfg.concurrency)
+	maxConns := int32(maxLevel + 1) // a worker each, one for CHECKPOINT and the relay check; no spare: ledgerd shares max_connections
+	pool, err := openPool(ctx, cfg.databaseURL, dbName, maxConns)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	warnConnections(ctx, pool, cfg.dbMaxConns, int(maxConns), stderr)
+	if _, err := pool.Exec(ctx, createRawTable); err != nil {
+		return fmt.Errorf("create raw_inserts: %w", err)
+	}
+	mach, err := describeMachine(ctx, pool, nc)
+	if err != nil {
+		return err
+	}
+
+	client := newHTTPClient(maxLevel)
+	defer client.CloseIdleConnections()
+	partners, err := setupPartners(ctx, client, cfg.ledgerctl, ledgerEnv("DATABASE_URL="+dbURL), server.BaseURL, cfg.partners)
+	if err != nil {
+		return err
+	}
+	b := &paymentsBench{cfg: cfg, pool: pool, server: server, stderr: stderr,
+		load: &paymentLoad{client: client, baseURL: server.BaseURL, partners: partners}}
+	responseBytes, err := b.probe(ctx)
+	if err != nil {
+		return err
+	}
+
+	rep := paymentsReport{Mode: "payments", StartedAt: time.Now().UTC(), Machine: mach, Params: paymentsParams{
+		DatabaseServer: pool.Config().ConnConfig.Host + ":" + strconv.Itoa(int(pool.Config().ConnConfig.Port)),
+		Database:       dbName, Kept: cfg.keep, NATSURL: cfg.natsURL, Stream: stream, SubjectPrefix: prefix,
+		Concurrency: cfg.concurrency, DurationSeconds: cfg.duration.Seconds(), RelayWaitSecs: cfg.relayWait.Seconds(),
+		Partners: cfg.partners, LedgerdDBMaxConns: cfg.dbMaxConns, PoolMaxConns: maxConns,
+		RawPayloadBytes: len(b.payload), ResponseBytes: responseBytes,
+	}}
+	for _, c := range cfg.concurrency {
+		fmt.Fprintf(stderr, "ledgerbench: concurrency %d\n", c)
+		l, err := b.level(ctx, c)
+		if err != nil {
+			return fmt.Errorf("concurrency %d: %w", c, err)
+		}
+		rep.Levels = append(rep.Levels, l)
+	}
+	rep.Server = serverMemory{PID: server.PID()}
+	if m, err := readProcMemory(server.PID()); err == nil {
+		rss, hwm := megabytes(m.RSS), megabytes(m.HWM)
+		rep.Server.RSSEndMB, rep.Server.VmHWMMB = &rss, &hwm
+	}
+	rep.Targets = paymentsTargets(rep)
+	printPaymentsTable(stdout, rep)
+	if err := writeJSON(cfg.out, rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
+	return nil
+}
+
+// buildMissing builds ledgerd and ledgerctl into dir unless their flags
+// name binaries.
+func buildMissing(ctx context.Context, cfg *paymentsConfig, dir string, stderr io.Writer) error {
+	var names []string
+	var dst []*string
+	if cfg.ledgerd == "" {
+		names, dst = append(names, "ledgerd"), append(dst, &cfg.ledgerd)
+	}
+	if cfg.ledgerctl == "" {
+		names, dst = append(names, "ledgerctl"), append(dst, &cfg.ledgerctl)
+	}
+	paths, err := buildCommands(ctx, dir, stderr, names...)
+	if err != nil {
+		return err
+	}
+	for i, p := range paths {
+		*dst[i] = p
+	}
+	return nil
+}
+
+// probe creates one payment per partner before anything is timed: every
+// partner's path works (an error here stops the run before it starts), and
+// the first payment's stored payment.created event, as the CloudEvent the
+// store keeps, becomes the baseline's row, so the raw INSERTs write rows as
+// large as the payments phase's events. It returns the size of a POST
+// /payments answer.
+func (b *paymentsBench) probe(ctx context.Context) (int, error) {
+	var first []byte
+	for i, p := range b.load.partners {
+		body, err := b.load.create(ctx, p)
+		if err != nil {
+			return 0, fmt.Errorf("first payment of partner %d: %w", i, err)
+		}
+		if i == 0 {
+			first = body
+		}
+	}
+	var created struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(first, &created); err != nil {
+		return 0, fmt.Errorf("POST /payments answer %q: %w", first, err)
+	}
+	id, err := uuid.Parse(created.ID)
+	if err != nil {
+		return 0, fmt.Errorf("POST /payments answer %q: id: %w", first, err)
+	}
+	tenant, err := uuid.Parse(b.load.partners[0].TenantID)
+	if err != nil {
+		return 0, fmt.Errorf("ledgerctl tenant id: %w", err)
+	}
+	store := eventstore.New(b.pool, projections.Projector{}, nil)
+	recs, err := store.Load(ctx, domain.StreamRef{TenantID: tenant, Type: "payment", ID: id})
+	if err != nil {
+		return 0, err
+	}
+	createdType := domain.PaymentCreated{}.EventType()
+	for _, r := range recs {
+		if r.Type == createdType {
+			env, err := json.Marshal(domain.Envelope(r))
+			if err != nil {
+				return 0, fmt.Errorf("raw payload: %w", err)
+			}
+			b.payload = string(env)
+			return len(first), nil
+		}
+	}
+	return 0, fmt.Errorf("payment %s has no %s event in the store (%d events)", id, createdType, len(recs))
+}
+
+// level measures one concurrency level: POST /payments on c workers for the
+// duration, then raw INSERTs on c workers for the duration, sampling
+// ledgerd's RSS throughout.
+func (b *paymentsBench) level(ctx context.Context, c int) (paymentsLevel, error) {
+	if _, ok, err := b.waitRelay(ctx); err != nil {
+		return paymentsLevel{}, err
+	} else if !ok {
+		fmt.Fprintf(b.stderr, "ledgerbench: relay still behind after %v; concurrency %d starts anyway\n", b.cfg.relayWait, c)
+	}
+	rss := sampleRSS(b.server.PID(), 100*time.Millisecond)
+	checkpoint(ctx, b.pool, b.stderr)
+	pay, err := runClosedLoop(ctx, c, b.cfg.duration, b.load.op)
+	if err != nil {
+		rss.finish()
+		return paymentsLevel{}, fmt.Errorf("payments phase: %w", err)
+	}
+	l := paymentsLevel{Concurrency: c, Payments: newThroughput(pay)}
+	drain, ok, err := b.waitRelay(ctx)
+	if err != nil {
+		rss.finish()
+		return paymentsLevel{}, err
+	}
+	l.RelayDrainMs, l.RelayCaughtUp = ms(drain), ok
+	checkpoint(ctx, b.pool, b.stderr)
+	if err := warmPool(ctx, b.pool, c, 30*time.Second); err != nil {
+		rss.finish()
+		return paymentsLevel{}, fmt.Errorf("raw insert phase: %w", err)
+	}
+	raw, err := runClosedLoop(ctx, c, b.cfg.duration, rawInsert(b.pool, b.payload))
+	b.pool.Reset() // give the connections back before ledgerd's next phase needs its own
+	peak, sampled := rss.finish()
+	if err != nil {
+		return paymentsLevel{}, fmt.Errorf("raw insert phase: %w", err)
+	}
+	l.Raw = newThroughput(raw)
+	if l.Raw.PerSecond > 0 {
+		l.PaymentsRawRatio = l.Payments.PerSecond / l.Raw.PerSecond
+	}
+	if sampled {
+		mb := megabytes(peak)
+		l.ServerRSSPeakMB = &mb
+	}
+	return l, nil
+}
+
+// warmPool opens n connections of pool before a timed phase, so the phase
+// measures INSERTs rather than connection setup. ledgerd keeps up to
+// -db-max-conns connections open beside them, and the Postgres server may be
+// shared: a server at max_connections ("too many clients", 53300) is waited
+// for up to limit before the run gives up.
+func warmPool(ctx context.Context, pool *pgxpool.Pool, n int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	conns := make([]*pgxpool.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+	for len(conns) < n {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "53300" && time.Now().Before(deadline) {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(200 * time.Millisecond):
+				}
+				continue
+			}
+			return fmt.Errorf("open %d connections (have %d): %w", n, len(conns), err)
+		}
+		conns = append(conns, c)
+	}
+	return nil
+}
+
+// warnConnections says so when the run cannot fit in the server's
+// max_connections even with nobody else on it: ledgerd's pool and the
+// baseline's at the highest level, plus ledgerd's sequencer connection.
+func warnConnections(ctx context.Context, pool *pgxpool.Pool, ledgerdConns, rawConns int, stderr io.Writer) {
+	var limit int
+	if err := pool.QueryRow(ctx, "SELECT current_setting('max_connections')::int").Scan(&limit); err != nil {
+		return
+	}
+	if need := ledgerdConns + rawConns + 1; need > limit {
+		fmt.Fprintf(stderr, "ledgerbench: warning: up to %d connections needed (ledgerd %d, baseline %d, sequencer 1), "+
+			"max_connections is %d; lower -db-max-conns or the highest -concurrency\n", need, ledgerdConns, rawConns, limit)
+	}
+}
+
+// outboxPending is ledgerd's ledger_outbox_pending, read from the database:
+// events not yet sequenced plus sequenced ones not yet published.
+const outboxPending = `SELECT (SELECT last_position - published_position FROM sequencer_state)
+	+ (SELECT count(*) FROM events WHERE position IS NULL)`
+
+// waitRelay waits up to -relay-wait for ledgerd's sequencer and relay to
+// publish every event, so that neither the next level nor the baseline
+// shares the machine with a relay catching up. It returns how long that
+// took and whether it happened.
+func (b *paymentsBench) waitRelay(ctx context.Context) (time.Duration, bool, error) {
+	start := time.Now()
+	for {
+		var pending int64
+		if err := b.pool.QueryRow(ctx, outboxPending).Scan(&pending); err != nil {
+			return 0, false, fmt.Errorf("outbox pending: %w", err)
+		}
+		if pending <= 0 {
+			return time.Since(start), true, nil
+		}
+		if time.Since(start) >= b.cfg.relayWait {
+			return time.Since(start), false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), false, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// paymentsTargets are the issue's acceptance figures, at concurrency 64:
+// payments at least 35% of the raw INSERT rate, p99 under 50 ms, and
+// ledgerd's RSS under 300 MB.
+func paymentsTargets(r paymentsReport) []target {
+	var ts []target
+	for _, l := range r.Levels {
+		if l.Concurrency != 64 {
+			continue
+		}
+		ts = append(ts,
+			target{Name: "payments/raw at concurrency 64", Want: ">= 0.35", Got: l.PaymentsRawRatio, Met: l.PaymentsRawRatio >= 0.35},
+			target{Name: "POST /payments p99 ms at concurrency 64", Want: "< 50", Got: l.Payments.P99Ms, Met: l.Payments.P99Ms < 50})
+		if l.ServerRSSPeakMB != nil {
+			ts = append(ts, target{Name: "ledgerd RSS peak MB at concurrency 64", Want: "< 300",
+				Got: *l.ServerRSSPeakMB, Met: *l.ServerRSSPeakMB < 300})
+		}
+	}
+	return ts
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// paymentsReport is what one payments run measured, beside report (the
+// append mode's): the same machine, throughput and target records, with
+// levels of POST /payments instead of appends and ledgerd's memory.
+// Durations are milliseconds, rates per second, memory MB (10^6 bytes).
+type paymentsReport struct {
+	Mode      string          `json:"mode"`
+	StartedAt time.Time       `json:"startedAt"`
+	Machine   machine         `json:"machine"`
+	Params    paymentsParams  `json:"params"`
+	Levels    []paymentsLevel `json:"levels"`
+	Server    serverMemory    `json:"server"`
+	Targets   []target        `json:"targets"`
+}
+
+type paymentsParams struct {
+	DatabaseServer    string  `json:"databaseServer"`
+	Database          string  `json:"database"`
+	Kept              bool    `json:"kept"`
+	NATSURL           string  `json:"natsUrl"`
+	Stream            string  `json:"stream"`
+	SubjectPrefix     string  `json:"subjectPrefix"`
+	Concurrency       []int   `json:"concurrency"`
+	DurationSeconds   float64 `json:"durationSeconds"`
+	RelayWaitSecs     float64 `json:"relayWaitSeconds"`
+	Partners          int     `json:"partners"`
+	LedgerdDBMaxConns int     `json:"ledgerdDbMaxConns"`
+	PoolMaxConns      int32   `json:"poolMaxConns"` // the raw INSERT baseline's
+	RawPayloadBytes   int     `json:"rawPayloadBytes"`
+	ResponseBytes     int     `json:"responseBytes"` // one POST /payments 201 body
+}
+
+// paymentsLevel is one concurrency level: POST /payments through ledgerd,
+// the raw INSERT baseline, ledgerd's peak RSS over both phases (nil where
+// /proc is not available), and how long its relay took to publish the
+// payments phase's events before the baseline started.
+type paymentsLevel struct {
+	Concurrency      int        `json:"concurrency"`
+	Payments         throughput `json:"payments"`
+	Raw              throughput `json:"rawInsert"`
+	PaymentsRawRatio float64    `json:"paymentsRawRatio"`
+	ServerRSSPeakMB  *float64   `json:"serverRssPeakMb,omitempty"`
+	RelayDrainMs     float64    `json:"relayDrainMs"`
+	RelayCaughtUp    bool       `json:"relayCaughtUp"`
+}
+
+// serverMemory is ledgerd's memory at the end of the run: RSS then, and
+// VmHWM, its peak RSS over its whole life (setup included).
+type serverMemory struct {
+	PID      int      `json:"pid"`
+	RSSEndMB *float64 `json:"rssEndMb,omitempty"`
+	VmHWMMB  *float64 `json:"vmHwmMb,omitempty"`
+}
+
+// printPaymentsTable writes r for a person reading a terminal.
+func printPaymentsTable(w io.Writer, r paymentsReport) {
+	printHeader(w, r.Mode, r.Machine, r.Params.DurationSeconds)
+	fmt.Fprintf(w, "%d partners, ledgerd pool %d connections, raw row %d bytes (a stored payment.created event)\n\n",
+		r.Params.Partners, r.Params.LedgerdDBMaxConns, r.Params.RawPayloadBytes)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tpayments\t\t\t\t\t\t\traw\t\t\t\t")
+	fmt.Fprintln(tw, "conc\treq/s\tp50 ms\tp99 ms\tmax ms\trss MB\tcpu\t\tins/s\tp99 ms\tcpu\t\tpayments/raw\t")
+	for _, l := range r.Levels {
+		fmt.Fprintf(tw, "%d\t%.0f\t%.2f\t%.2f\t%.2f\t%s\t%s\t\t%.0f\t%.2f\t%s\t\t%.0f%%\t\n",
+			l.Concurrency, l.Payments.PerSecond, l.Payments.P50Ms, l.Payments.P99Ms, l.Payments.MaxMs, optMB(l.ServerRSSPeakMB),
+			pct(l.Payments.CPUBusy), l.Raw.PerSecond, l.Raw.P99Ms, pct(l.Raw.CPUBusy), 100*l.PaymentsRawRatio)
+	}
+	tw.Flush()
+	if s := r.Server; s.VmHWMMB != nil {
+		fmt.Fprintf(w, "\nledgerd (pid %d) at the end: RSS %s MB, VmHWM (peak over its life) %s MB\n", s.PID, optMB(s.RSSEndMB), optMB(s.VmHWMMB))
+	}
+	fmt.Fprintln(w)
+	printTargets(w, r.Targets)
+}
+
+// optMB formats megabytes, "-" when unknown.
+func optMB(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", *v)
+}
