@@ -32,6 +32,7 @@ type UserListItem struct {
 // the merchants read model keeps and what the API renders.
 type MerchantSnapshot struct {
 	Merchant
+	TenantID  uuid.UUID
 	Version   int
 	CreatedAt time.Time
 	UpdatedAt time.Time

@@ -90,3 +90,29 @@ func (snap Snapshot[S]) add(apply func(S, domain.Event) S, r domain.Record, e do
 	snap.State, snap.Version, snap.UpdatedAt = apply(snap.State, e), r.StreamVersion, r.RecordedAt
 	return snap
 }
+
+// CreateSnapshot is ExecuteSnapshot for a stream the caller has just
+// named with a fresh UUIDv7: it decides on the empty state and appends at
+// version 0 without loading the stream first, saving a round trip on every
+// create. Should the stream exist after all, the append's version check
+// refuses it and the caller gets a 409, never a second first event.
+func CreateSnapshot[S any](ctx context.Context, s *Store, stream domain.StreamRef, meta domain.Metadata,
+	apply func(S, domain.Event) S, decide func(S) ([]domain.Event, error)) (Snapshot[S], error) {
+	var snap Snapshot[S]
+	events, err := decide(snap.State)
+	if err != nil || len(events) == 0 {
+		return snap, err
+	}
+	recs, err := s.Append(ctx, meta, Batch{Stream: stream, Expected: 0, Events: events})
+	if errors.Is(err, ErrVersionConflict) {
+		return Snapshot[S]{}, &domain.Error{Kind: domain.Conflict, Code: "concurrent_update",
+			Message: "the resource already exists; retry with a new request", Err: err}
+	}
+	if err != nil {
+		return Snapshot[S]{}, err
+	}
+	for i, e := range events {
+		snap = snap.add(apply, recs[i], e)
+	}
+	return snap, nil
+}

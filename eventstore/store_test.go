@@ -365,6 +365,28 @@ func TestExecuteRetriesOnceThenConflict(t *testing.T) {
 	}
 }
 
+// TestCreateSnapshotRefusesAnExistingStream: a create on a new stream
+// appends version 1 without loading; on a stream that already has events
+// it is a 409 and appends nothing.
+func TestCreateSnapshotRefusesAnExistingStream(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 30*time.Second)
+	store := New(mustMigrated(t, 4), projections.Projector{}, nil)
+	s, batches := newTenant(t)
+	first := batches[0]
+	decide := func(domain.Tenant) ([]domain.Event, error) { return first.Events, nil }
+	snap, err := CreateSnapshot(ctx, store, s.Tenant, domain.Metadata{}, domain.ApplyTenant, decide)
+	if err != nil || snap.Version != len(first.Events) || snap.State.ID != s.Tenant.ID || snap.CreatedAt.IsZero() {
+		t.Fatalf("create: got %+v, %v; want version %d of tenant %s", snap, err, len(first.Events), s.Tenant.ID)
+	}
+	_, err = CreateSnapshot(ctx, store, s.Tenant, domain.Metadata{}, domain.ApplyTenant, decide)
+	var derr *domain.Error
+	if !errors.As(err, &derr) || derr.Kind != domain.Conflict || !errors.Is(err, ErrVersionConflict) {
+		t.Fatalf("create again: got %v, want a Conflict caused by ErrVersionConflict", err)
+	}
+	checkContiguous(t, ctx, store, s.Tenant, len(first.Events))
+}
+
 // BenchmarkAppend appends single events to random streams from parallel
 // writers, through the real read-model projection.
 func BenchmarkAppend(b *testing.B) {

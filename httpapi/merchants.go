@@ -14,10 +14,10 @@ import (
 // reads come from the merchants read model. Any token of the tenant may
 // create and read the tenant's merchants (contract §5).
 type Merchants interface {
-	// ExecuteMerchant folds the merchant's stream, asks decide for events,
-	// appends them (with the read models, in the request's transaction) and
-	// returns the merchant after them.
-	ExecuteMerchant(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
+	// CreateMerchant asks decide for the first events of a new merchant's
+	// stream, appends them (with the read models, in the request's
+	// transaction) and returns the merchant after them.
+	CreateMerchant(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 		decide func(domain.Merchant) ([]domain.Event, error)) (domain.MerchantSnapshot, error)
 	Merchant(ctx context.Context, tenantID, id uuid.UUID) (domain.MerchantSnapshot, error)
 	ListMerchants(ctx context.Context, tenantID uuid.UUID, limit int, offset string) ([]domain.MerchantSnapshot, string, error)
@@ -82,7 +82,7 @@ func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) error {
 	cmd := domain.CreateMerchant{MerchantID: id, Name: deref(req.Name), Country: deref(req.Country),
 		BankName: deref(req.BankName), AccountNumber: deref(req.AccountNumber), PhoneNumber: deref(req.PhoneNumber),
 		LNURL: deref(req.LNURL)}
-	m, err := s.merchants.ExecuteMerchant(r.Context(), merchantStream(c.TenantID, id), metadata(r),
+	m, err := s.merchants.CreateMerchant(r.Context(), merchantStream(c.TenantID, id), metadata(r),
 		func(m domain.Merchant) ([]domain.Event, error) { return domain.DecideCreateMerchant(m, cmd) })
 	if err != nil {
 		return err

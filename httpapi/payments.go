@@ -22,6 +22,9 @@ type Payments interface {
 	// returns the payment after them.
 	ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
+	// CreatePayment is ExecutePayment for a new payment's stream.
+	CreatePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
+		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
 	Payment(ctx context.Context, tenantID, id uuid.UUID) (domain.PaymentSnapshot, error)
 	ListPayments(ctx context.Context, tenantID uuid.UUID, f domain.PaymentFilter, limit int, offset string) ([]domain.PaymentSnapshot, string, error)
 	ListPaymentDocuments(ctx context.Context, tenantID, paymentID uuid.UUID, limit int, offset string) ([]domain.PaymentDocumentItem, string, error)
@@ -127,7 +130,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.payments.ExecutePayment(ctx, paymentStream(c.TenantID, id), metadata(r),
+	p, err := s.payments.CreatePayment(ctx, paymentStream(c.TenantID, id), metadata(r),
 		func(p domain.Payment) ([]domain.Event, error) {
 			return domain.DecideCreatePayment(p, domain.CreatePayment{PaymentID: id, UserID: payerID, Plan: plan,
 				Quote: quote, Funding: funding, Now: now})

@@ -39,7 +39,16 @@ func scanMerchant(row pgx.Row) (domain.MerchantSnapshot, error) {
 }
 
 // Merchant reads a merchant of tenantID, or NotFound (another tenant's too).
+// A merchant never changes after merchant.created (no event updates or
+// removes one), so each process reads it from Postgres once: every payment
+// names one. A merchant event that changes one must end this caching.
 func (q *Reader) Merchant(ctx context.Context, tenantID, id uuid.UUID) (domain.MerchantSnapshot, error) {
+	if m, ok := q.merchants.get(id); ok {
+		if m.TenantID != tenantID {
+			return domain.MerchantSnapshot{}, errNotFound
+		}
+		return m, nil
+	}
 	m, err := scanMerchant(q.pool.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = $1 AND tenant_id = $2`,
 		id, tenantID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -48,6 +57,8 @@ func (q *Reader) Merchant(ctx context.Context, tenantID, id uuid.UUID) (domain.M
 	if err != nil {
 		return m, fmt.Errorf("read merchant: %w", err)
 	}
+	m.TenantID = tenantID
+	q.merchants.put(id, m)
 	return m, nil
 }
 

@@ -18,9 +18,11 @@ import (
 func projectPayment(b *pgx.Batch, r domain.Record, e domain.Event) {
 	switch e := e.(type) {
 	case domain.PaymentCreated:
+		// The event's data is the payment's JSON (PaymentCreated embeds
+		// Payment), so it is the row's state as it is.
 		b.Queue(`INSERT INTO payments (id, tenant_id, user_id, merchant_id, status, state, version, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, r.StreamID, r.TenantID, e.UserID, e.MerchantID, e.Status,
-			jsonOf(e.Payment), r.StreamVersion, r.RecordedAt)
+			string(r.Data), r.StreamVersion, r.RecordedAt)
 	case domain.PaymentDocumentAttached:
 		b.Queue(`INSERT INTO payment_documents (id, tenant_id, payment_id, file_name, content_type, size, sha256, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, e.DocumentID, r.TenantID, r.StreamID, e.FileName, e.ContentType,

@@ -7,6 +7,7 @@ import (
 	"embed"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -45,8 +46,13 @@ func (Projector) Project(b *pgx.Batch, recs []domain.Record) error {
 
 // Reader answers the read models' queries.
 type Reader struct {
-	pool *pgxpool.Pool
+	pool      *pgxpool.Pool
+	owners    *factCache[uuid.UUID]               // tenant id -> owner user id
+	merchants *factCache[domain.MerchantSnapshot] // merchant id -> merchant
 }
 
 // NewReader returns a Reader over pool.
-func NewReader(pool *pgxpool.Pool) *Reader { return &Reader{pool: pool} }
+func NewReader(pool *pgxpool.Pool) *Reader {
+	return &Reader{pool: pool, owners: newFactCache[uuid.UUID](100_000),
+		merchants: newFactCache[domain.MerchantSnapshot](100_000)}
+}

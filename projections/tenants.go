@@ -61,11 +61,18 @@ func (q *Reader) PrincipalActive(ctx context.Context, tenantID uuid.UUID, apiKey
 }
 
 // OwnerUserID returns the owner user of a tenant.
+// A tenant's owner never changes, so each process asks Postgres once.
 func (q *Reader) OwnerUserID(ctx context.Context, tenantID uuid.UUID) (uuid.UUID, error) {
+	if id, ok := q.owners.get(tenantID); ok {
+		return id, nil
+	}
 	var id uuid.UUID
 	err := q.pool.QueryRow(ctx, `SELECT owner_user_id FROM tenants WHERE id = $1`, tenantID).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return id, errNotFound
+	}
+	if err == nil {
+		q.owners.put(tenantID, id)
 	}
 	return id, err
 }

@@ -14,10 +14,10 @@ type merchants struct {
 	store *eventstore.Store
 }
 
-// ExecuteMerchant runs a command on the merchant aggregate through the event store.
-func (m merchants) ExecuteMerchant(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
+// CreateMerchant appends a new merchant's first events through the event store.
+func (m merchants) CreateMerchant(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 	decide func(domain.Merchant) ([]domain.Event, error)) (domain.MerchantSnapshot, error) {
-	snap, err := eventstore.ExecuteSnapshot(ctx, m.store, ref, meta, domain.ApplyMerchant, decide)
+	snap, err := eventstore.CreateSnapshot(ctx, m.store, ref, meta, domain.ApplyMerchant, decide)
 	if err != nil {
 		return domain.MerchantSnapshot{}, err
 	}

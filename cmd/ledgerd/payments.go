@@ -17,7 +17,16 @@ type payments struct {
 // ExecutePayment runs a command on the payment aggregate through the event store.
 func (p payments) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
-	snap, err := eventstore.ExecuteSnapshot(ctx, p.store, ref, meta, domain.ApplyPayment, decide)
+	return paymentSnapshot(eventstore.ExecuteSnapshot(ctx, p.store, ref, meta, domain.ApplyPayment, decide))
+}
+
+// CreatePayment appends a new payment's first events through the event store.
+func (p payments) CreatePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
+	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
+	return paymentSnapshot(eventstore.CreateSnapshot(ctx, p.store, ref, meta, domain.ApplyPayment, decide))
+}
+
+func paymentSnapshot(snap eventstore.Snapshot[domain.Payment], err error) (domain.PaymentSnapshot, error) {
 	if err != nil {
 		return domain.PaymentSnapshot{}, err
 	}
