@@ -56,7 +56,12 @@ type Payment struct {
 	Status              string            `json:"status"`
 	StatusLog           string            `json:"statusLog"`
 	StatusLogs          []StatusLogEntry  `json:"statusLogs"`
-	AmountDeposited     decimal.Decimal   `json:"amountDeposited"`
+	DestinationAmount   decimal.Decimal   `json:"destinationAmount"` // what the merchant is due: amount, or for USDT funding the estimate at creation
+	PayoutAmount        decimal.Decimal   `json:"payoutAmount"`      // what the payout pays, fixed at conversion
+	DepositDue          decimal.Decimal   `json:"depositDue"`        // what the payer must deposit, in DepositCurrency
+	DepositCurrency     string            `json:"depositCurrency"`   // sats for Lightning, else the source currency
+	AmountDeposited     decimal.Decimal   `json:"amountDeposited"`   // in DepositCurrency
+	HeldForDocuments    bool              `json:"heldForDocuments"`
 	AmountSettled       *decimal.Decimal  `json:"amountSettled,omitempty"`
 	AmountSats          *int64            `json:"amountSats,omitempty"` // amountBtc
 	BTCPrice            decimal.Decimal   `json:"btcPrice"`
@@ -151,6 +156,7 @@ type PaymentDocumentAttached struct {
 	ContentType string    `json:"contentType"`
 	Size        int64     `json:"size"`
 	SHA256      string    `json:"sha256"`
+	Documents   int       `json:"documents"` // the payment's documents with this one
 	At          time.Time `json:"at"`
 }
 
@@ -171,8 +177,9 @@ func ApplyPayment(p Payment, e Event) Payment {
 	case PaymentCreated:
 		p = e.Payment
 	case PaymentDocumentAttached:
-		p.Documents++
-		p.UpdatedAt = e.At
+		p.Documents, p.UpdatedAt = e.Documents, e.At
+	default:
+		p = applyLifecycle(p, e)
 	}
 	return p
 }

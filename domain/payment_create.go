@@ -71,7 +71,7 @@ func DecideCreatePayment(p Payment, c CreatePayment) ([]Event, error) {
 		RecipientDetails: RecipientDetails{Name: m.Name, Country: m.Country, Currency: m.Currency,
 			PayoutMethod: m.PayoutMethod, BankName: m.BankName, AccountNumber: m.AccountNumber,
 			PhoneNumber: m.PhoneNumber, LNURL: m.LNURL},
-		ValidityDuration: int64(plan.Validity / time.Second), ExpiresAt: expires, CreatedAt: now, UpdatedAt: now}
+		DestinationAmount: q.DestinationAmount, ValidityDuration: int64(plan.Validity / time.Second), ExpiresAt: expires, CreatedAt: now, UpdatedAt: now}
 	expiry := expires.Format(TimeFormat)
 	var deposit any
 	switch plan.Funding {
@@ -83,20 +83,24 @@ func DecideCreatePayment(p Payment, c CreatePayment) ([]Event, error) {
 		pay.LightningInvoice = inv
 		sats := q.AmountSats
 		pay.AmountSats = &sats
+		pay.DepositDue, pay.DepositCurrency = decimal.NewFromInt(sats), "sats"
 		pay.StatusLog = fmt.Sprintf("Awaiting payment of the Lightning invoice for %d sats", sats)
 	case FundingBankTransfer:
 		ref := DepositReference(c.PaymentID)
+		pay.DepositDue, pay.DepositCurrency = decimal.New(q.SourceAmountMinor, -2), o.FromCurrency
 		deposit = BankDeposit{AccountName: c.Funding.Collection.Name, AccountNumber: c.Funding.Collection.Number,
 			Reference: ref, Amount: q.SourceAmountMinor, Currency: o.FromCurrency}
 		pay.StatusLog = fmt.Sprintf("Awaiting a bank transfer of %s %s quoting the reference %s exactly",
 			minorUnits(q.SourceAmountMinor), o.FromCurrency, ref)
 	case FundingMomo:
 		whole := (q.SourceAmountMinor + 99) / 100
+		pay.DepositDue, pay.DepositCurrency = decimal.NewFromInt(whole), o.FromCurrency
 		deposit = PushDeposit{Amount: whole, Currency: o.FromCurrency, Expiry: expiry,
 			Instructions: fmt.Sprintf("Approve the M-Pesa prompt sent to %s to pay KES %d before %s",
 				MaskPhone(c.Funding.PayerMomoPhone), whole, expiry)}
 		pay.StatusLog = "Awaiting approval of the M-Pesa prompt"
 	case FundingUSDT:
+		pay.DepositDue, pay.DepositCurrency = decimal.New(q.SourceAmountMinor, -2), "USDT"
 		deposit = USDTDeposit{Network: "ethereum", Token: "USDT", Standard: "ERC-20", Address: c.Funding.USDTAddress,
 			Amount: q.SourceAmountMinor, Expiry: expiry}
 		pay.StatusLog = fmt.Sprintf("Awaiting %s USDT (ERC-20 on Ethereum only) at %s", minorUnits(q.SourceAmountMinor),

@@ -38,5 +38,5 @@ func DecideAttachPaymentDocument(p Payment, c AttachPaymentDocument) ([]Event, e
 	}
 	return []Event{PaymentDocumentAttached{DocumentID: c.DocumentID, FileName: c.FileName,
 		ContentType: c.ContentType, Size: c.Size, SHA256: c.SHA256,
-		At: c.Now.UTC().Truncate(time.Millisecond)}}, nil
+		Documents: p.Documents + 1, At: c.Now.UTC().Truncate(time.Millisecond)}}, nil
 }

@@ -63,3 +63,14 @@ type PaymentDocumentItem struct {
 	SHA256      string
 	CreatedAt   time.Time
 }
+
+// WebhookAttemptItem is one row of GET /payments/{id}/webhooks (contract §8).
+type WebhookAttemptItem struct {
+	EventID    uuid.UUID
+	Type       string
+	Attempt    int
+	At         time.Time
+	StatusCode *int
+	DurationMs int64
+	Error      *string
+}

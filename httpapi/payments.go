@@ -28,6 +28,7 @@ type Payments interface {
 	Payment(ctx context.Context, tenantID, id uuid.UUID) (domain.PaymentSnapshot, error)
 	ListPayments(ctx context.Context, tenantID uuid.UUID, f domain.PaymentFilter, limit int, offset string) ([]domain.PaymentSnapshot, string, error)
 	ListPaymentDocuments(ctx context.Context, tenantID, paymentID uuid.UUID, limit int, offset string) ([]domain.PaymentDocumentItem, string, error)
+	ListWebhookAttempts(ctx context.Context, tenantID, paymentID uuid.UUID) ([]domain.WebhookAttemptItem, error)
 }
 
 // Rails are the outside systems a new payment needs: prices, a Lightning
@@ -85,6 +86,11 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 		Meta: req.Meta}, s.cfg.InsecureWebhooks)
 	if err != nil {
 		return err
+	}
+	if order.WebhookURL != "" && s.checkHook != nil {
+		if err := s.checkHook(order.WebhookURL); err != nil {
+			return domain.Invalidf("webhookUrl", "must be an https URL of a public address: %v", err)
+		}
 	}
 	ctx := r.Context()
 	merchant, err := s.paymentMerchant(ctx, c.TenantID, order.MerchantID)

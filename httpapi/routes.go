@@ -48,6 +48,11 @@ func (s *Server) routes() *mux.Router {
 	api.Handle("/payments/{paymentId}", s.route(s.getPayment)).Methods(http.MethodGet)
 	api.Handle("/payments/{paymentId}/document", s.route(s.attachPaymentDocument)).Methods(http.MethodPost)
 	api.Handle("/payments/{paymentId}/documents", s.route(s.listPaymentDocuments)).Methods(http.MethodGet)
+	api.Handle("/payments/{paymentId}/webhooks", s.route(s.listWebhookAttempts)).Methods(http.MethodGet)
+	if s.cfg.Sandbox {
+		api.Handle("/sandbox/payments/{paymentId}/deposit", s.route(s.sandboxDeposit)).Methods(http.MethodPost)
+		api.Handle("/sandbox/payouts", s.route(s.sandboxPayouts)).Methods(http.MethodGet)
+	}
 	api.Handle("/utils/banks", s.route(s.listBanks)).Methods(http.MethodGet)
 	return r
 }

@@ -48,6 +48,7 @@ type Config struct {
 	OTCFeeRate       decimal.Decimal // otcFees = amount x OTCFeeRate
 	Location         *time.Location  // Africa/Johannesburg, for South African business hours
 	InsecureWebhooks bool            // accept http:// webhook URLs (sandbox)
+	Sandbox          bool            // serve the sandbox helpers under /sandbox (contract §7)
 }
 
 // Server is the HTTP API.
@@ -61,6 +62,8 @@ type Server struct {
 	merchants   Merchants
 	payments    Payments
 	rails       Rails
+	sandbox     SandboxPayouts
+	checkHook   func(string) error
 	documents   Documents
 	presigner   *Presigner
 	ready       func(ctx context.Context) error
@@ -80,9 +83,13 @@ type Deps struct {
 	Merchants   Merchants
 	Payments    Payments
 	Rails       Rails
-	Documents   Documents
-	Ready       func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
-	Registry    *prometheus.Registry
+	Sandbox     SandboxPayouts // the sandbox payout rail's books; used when Config.Sandbox
+	// CheckWebhookURL refuses a webhookUrl that is not https or resolves to
+	// a private address (contract §8); nil accepts what the domain accepts.
+	CheckWebhookURL func(url string) error
+	Documents       Documents
+	Ready           func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
+	Registry        *prometheus.Registry
 }
 
 // New returns the API server.
@@ -91,7 +98,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.Issuer = "ledger"
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, documents: d.Documents, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
+		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, documents: d.Documents, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
 	return s

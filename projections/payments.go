@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -23,16 +22,68 @@ func projectPayment(b *pgx.Batch, r domain.Record, e domain.Event) {
 		b.Queue(`INSERT INTO payments (id, tenant_id, user_id, merchant_id, status, state, version, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, r.StreamID, r.TenantID, e.UserID, e.MerchantID, e.Status,
 			string(r.Data), r.StreamVersion, r.RecordedAt)
+		b.Queue(`INSERT INTO payment_deadlines (payment_id, tenant_id, expires_at) VALUES ($1, $2, $3)`,
+			r.StreamID, r.TenantID, e.ExpiresAt)
+		queueWebhook(b, r)
 	case domain.PaymentDocumentAttached:
 		b.Queue(`INSERT INTO payment_documents (id, tenant_id, payment_id, file_name, content_type, size, sha256, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, e.DocumentID, r.TenantID, r.StreamID, e.FileName, e.ContentType,
 			e.Size, e.SHA256, e.At)
-		b.Queue(`UPDATE payments SET state = jsonb_set(jsonb_set(state, '{documents}', to_jsonb((state->>'documents')::int + 1)),
-				'{updatedAt}', to_jsonb($1::text)),
-			version = $2, updated_at = $3 WHERE id = $4`, e.At.Format(time.RFC3339Nano), r.StreamVersion, r.RecordedAt, r.StreamID)
+		mergePayment(b, r, e)
+	case domain.PaymentWebhookAttempted:
+		projectWebhookAttempt(b, r, e)
+		mergePayment(b, r, e)
 	default:
-		b.Queue(`UPDATE payments SET version = $1, updated_at = $2 WHERE id = $3`, r.StreamVersion, r.RecordedAt, r.StreamID)
+		mergePayment(b, r, e)
+		if status := domain.StatusOf(e); status != "" {
+			b.Queue(`DELETE FROM payment_deadlines WHERE payment_id = $1`, r.StreamID)
+			queueWebhook(b, r)
+		}
 	}
+}
+
+// queueWebhook adds the delivery of a status event when the payment has a
+// webhookUrl, with the payment as the event left it (the statement runs
+// after the row's update in the same batch).
+func queueWebhook(b *pgx.Batch, r domain.Record) {
+	b.Queue(`INSERT INTO webhook_deliveries (event_id, tenant_id, payment_id, stream_version, type, occurred_at, payment, next_attempt_at)
+		SELECT $1, tenant_id, id, $2, $3, $4, state, $4 FROM payments WHERE id = $5 AND coalesce(state->>'webhookUrl', '') <> ''`,
+		r.ID, r.StreamVersion, r.Type, r.RecordedAt, r.StreamID)
+}
+
+// projectWebhookAttempt records an attempt and moves its delivery on:
+// delivered after a 2xx, pending until the next attempt, or exhausted.
+func projectWebhookAttempt(b *pgx.Batch, r domain.Record, e domain.PaymentWebhookAttempted) {
+	b.Queue(`INSERT INTO webhook_attempts (event_id, attempt, tenant_id, payment_id, type, at, status_code, duration_ms, error)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+		e.EventID, e.Attempt, r.TenantID, r.StreamID, e.Type, e.At, e.StatusCode, e.DurationMs, e.Error)
+	status := "pending"
+	switch {
+	case e.Delivered:
+		status = "delivered"
+	case e.NextAttemptAt == nil:
+		status = "exhausted"
+	}
+	b.Queue(`UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = coalesce($3, next_attempt_at),
+		lease_until = NULL WHERE event_id = $4`, status, e.Attempt, e.NextAttemptAt, e.EventID)
+}
+
+// mergePayment merges what e changes into the row's state
+// (domain.PaymentChanges, the same fold as domain.ApplyPayment) and appends
+// its status-log line.
+func mergePayment(b *pgx.Batch, r domain.Record, e domain.Event) {
+	changes, line := domain.PaymentChanges(e)
+	if changes == nil {
+		changes = map[string]any{}
+	}
+	status := domain.StatusOf(e)
+	entry := "[]"
+	if line != nil {
+		entry = "[" + jsonOf(line) + "]"
+	}
+	b.Queue(`UPDATE payments SET state = jsonb_set(state || $1::jsonb, '{statusLogs}', (state->'statusLogs') || $2::jsonb),
+			status = coalesce(nullif($3, ''), status), version = $4, updated_at = $5
+		WHERE id = $6`, jsonOf(changes), entry, status, r.StreamVersion, r.RecordedAt, r.StreamID)
 }
 
 const paymentColumns = `state, version, updated_at`
@@ -151,4 +202,20 @@ func nullID(id uuid.UUID) *uuid.UUID {
 		return nil
 	}
 	return &id
+}
+
+// ListWebhookAttempts returns every delivery attempt of a payment's
+// webhooks, oldest first.
+func (q *Reader) ListWebhookAttempts(ctx context.Context, tenantID, paymentID uuid.UUID) ([]domain.WebhookAttemptItem, error) {
+	rows, err := q.pool.Query(ctx, `SELECT event_id, type, attempt, at, status_code, duration_ms, error FROM webhook_attempts
+		WHERE tenant_id = $1 AND payment_id = $2 ORDER BY at, event_id, attempt`, tenantID, paymentID)
+	if err != nil {
+		return nil, fmt.Errorf("list webhook attempts: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.WebhookAttemptItem, error) {
+		var a domain.WebhookAttemptItem
+		err := r.Scan(&a.EventID, &a.Type, &a.Attempt, &a.At, &a.StatusCode, &a.DurationMs, &a.Error)
+		a.At = a.At.UTC()
+		return a, err
+	})
 }

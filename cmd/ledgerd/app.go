@@ -20,25 +20,30 @@ import (
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/workers"
+	"github.com/ledger/ledger/workers/rails/payout"
+	"github.com/ledger/ledger/workers/webhooks"
 )
 
 // migrations are every component's schema, in the order they are applied.
 var migrations = []eventstore.MigrationSet{
 	eventstore.Migrations,
 	{Component: "projections", FS: projections.Migrations},
+	{Component: "sandbox-payouts", FS: payout.Migrations},
 }
 
 // app is a wired ledgerd: its connections and the parts that run.
 type app struct {
-	cfg   config
-	log   *slog.Logger
-	pool  *pgxpool.Pool
-	ns    *server.Server // nil when NATS_URL is set
-	nc    *nats.Conn
-	store *eventstore.Store
-	relay *eventstore.Relay
-	idem  *eventstore.Idempotency
-	api   *httpapi.Server
+	cfg     config
+	log     *slog.Logger
+	pool    *pgxpool.Pool
+	ns      *server.Server // nil when NATS_URL is set
+	nc      *nats.Conn
+	store   *eventstore.Store
+	relay   *eventstore.Relay
+	idem    *eventstore.Idempotency
+	api     *httpapi.Server
+	workers *workers.Workers
 }
 
 // newApp connects to Postgres (creating and migrating the database) and to
@@ -94,12 +99,31 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	if err != nil {
 		return nil, err
 	}
+	sandbox := cfg.Mode == "sandbox"
+	pays := payments{Reader: reader, store: a.store}
+	var rail payout.Rail = noRail{}
+	var sandboxBooks httpapi.SandboxPayouts
+	if sandbox {
+		s := payout.NewSandbox(a.pool, cfg.SandboxPayoutDelay)
+		rail, sandboxBooks = s, sandboxPayouts{s}
+	}
+	// Private webhook targets allowed (sandbox): no DNS lookups at creation,
+	// so the sandbox works offline; otherwise the target must be public.
+	var checkHook func(string) error
+	if !cfg.WebhookAllowPrivate {
+		checkHook = func(u string) error { return webhooks.CheckURL(u, false, nil) }
+	}
+	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
+		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, WebhookSchedule: cfg.WebhookRetry,
+		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON},
+		a.pool, js, pays, rails, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
-		InsecureWebhooks: cfg.Mode == "sandbox"},
+		InsecureWebhooks: sandbox, Sandbox: sandbox},
 		httpapi.Deps{Log: log, Credentials: reader, Keys: eventstore.NewKeys(a.pool), Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
-			Payments: payments{Reader: reader, store: a.store}, Rails: rails, Documents: reader, Ready: a.ready, Registry: reg})
+			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
+			CheckWebhookURL: checkHook, Documents: reader, Ready: a.ready, Registry: reg})
 	return a, nil
 }
 
@@ -137,9 +161,15 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 		}
 	}()
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{}, 2)
+	done := make(chan struct{}, 3)
 	go func() { a.relay.Run(background); done <- struct{}{} }()
 	go func() { a.purgeIdempotencyKeys(background); done <- struct{}{} }()
+	go func() {
+		if err := a.workers.Run(background); err != nil {
+			a.log.Error("workers", "err", err)
+		}
+		done <- struct{}{}
+	}()
 
 	var err error
 	select {
@@ -153,8 +183,9 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 		err = fmt.Errorf("drain requests: %w", serr)
 	}
 	stopBackground()
-	<-done
-	<-done
+	for range 3 {
+		<-done
+	}
 	a.log.Info("stopped")
 	return err
 }

@@ -33,13 +33,18 @@ type config struct {
 	DataDir           string
 	LogLevel          string
 
-	Validity           domain.Validity
-	OTCFeeRate         decimal.Decimal
-	SandboxPrices      string // currency=price of 1 BTC, comma-separated
-	SandboxPriceDrift  string // amplitude/period, e.g. 0.02/10m; empty: fixed prices
-	PriceFeedURL       string // production: CoinGecko-compatible simple-price API
-	PriceFeedKey       string
-	CollectionAccounts string // currency=account name:account number, comma-separated
+	Validity            domain.Validity
+	OTCFeeRate          decimal.Decimal
+	SandboxPrices       string // currency=price of 1 BTC, comma-separated
+	SandboxPriceDrift   string // amplitude/period, e.g. 0.02/10m; empty: fixed prices
+	PriceFeedURL        string // production: CoinGecko-compatible simple-price API
+	PriceFeedKey        string
+	CollectionAccounts  string // currency=account name:account number, comma-separated
+	WebhookRetry        []time.Duration
+	WebhookAllowPrivate bool
+	webhookPrivateSet   bool
+	SandboxPayoutDelay  time.Duration
+	ExpiryPoll          time.Duration
 }
 
 // setting is one row of the configuration table.
@@ -114,6 +119,40 @@ var settings = []setting{
 	{"LEDGER_PRICE_FEED_URL", "price-feed-url", "https://api.coingecko.com", "production: CoinGecko simple-price API base URL",
 		str(func(c *config) *string { return &c.PriceFeedURL })},
 	{"LEDGER_PRICE_FEED_KEY", "price-feed-key", "", "production: CoinGecko API key", str(func(c *config) *string { return &c.PriceFeedKey })},
+	{"LEDGER_WEBHOOK_RETRY", "webhook-retry", "5s,5m,30m,2h,5h,10h,10h", "waits before each webhook retry",
+		func(c *config, v string) error {
+			c.WebhookRetry = nil
+			for _, part := range strings.Split(v, ",") {
+				d, err := time.ParseDuration(strings.TrimSpace(part))
+				if err != nil || d <= 0 {
+					return fmt.Errorf("must be comma-separated positive durations, not %q", part)
+				}
+				c.WebhookRetry = append(c.WebhookRetry, d)
+			}
+			return nil
+		}},
+	{"LEDGER_WEBHOOK_ALLOW_PRIVATE", "webhook-allow-private", "", "allow loopback/private webhook targets (default: true in sandbox, false in production)",
+		func(c *config, v string) error {
+			if v == "" {
+				return nil
+			}
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("must be true or false")
+			}
+			c.WebhookAllowPrivate, c.webhookPrivateSet = b, true
+			return nil
+		}},
+	{"LEDGER_SANDBOX_PAYOUT_DELAY", "sandbox-payout-delay", "0s", "how long the sandbox payout rail takes",
+		func(c *config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("must be a duration such as 2s")
+			}
+			c.SandboxPayoutDelay = d
+			return nil
+		}},
+	{"LEDGER_EXPIRY_POLL", "expiry-poll", "1s", "how often overdue payments are looked for", dur(func(c *config) *time.Duration { return &c.ExpiryPoll })},
 	{"LEDGER_COLLECTION_ACCOUNTS", "collection-accounts", defaultCollectionAccounts,
 		"bank accounts that take deposits, per source currency", str(func(c *config) *string { return &c.CollectionAccounts })},
 }
@@ -197,6 +236,9 @@ func (c *config) validate() error {
 		c.PublicURL = "http://" + c.Addr
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if !c.webhookPrivateSet {
+		c.WebhookAllowPrivate = c.Mode == "sandbox"
+	}
 	if _, err := parseCollectionAccounts(c.CollectionAccounts); err != nil {
 		return err
 	}

@@ -10,8 +10,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/workers/rails/ethereum"
 	"github.com/ledger/ledger/workers/rails/lightning"
+	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/rails/prices"
 )
 
@@ -93,4 +95,26 @@ func (r *rails) USDTDepositAddress(ctx context.Context, paymentID uuid.UUID) (st
 func (r *rails) CollectionAccount(currency string) (domain.CollectionAccount, bool) {
 	a, ok := r.collections[currency]
 	return a, ok
+}
+
+// noRail is the payout rail of production mode until a bank, mobile-money
+// and Lightning payout adapter is configured: payouts wait (retried, then
+// parked as dead letters) instead of pretending.
+type noRail struct{}
+
+func (noRail) Payout(context.Context, payout.Request) (payout.Outcome, error) {
+	return payout.Outcome{}, payout.ErrNoRail
+}
+
+// sandboxPayouts shows the sandbox rail's books to httpapi.
+type sandboxPayouts struct{ s *payout.Sandbox }
+
+func (b sandboxPayouts) SandboxPayouts(ctx context.Context, paymentID uuid.UUID) ([]httpapi.SandboxPayout, int64, error) {
+	items, calls, err := b.s.Payouts(ctx, paymentID)
+	out := make([]httpapi.SandboxPayout, 0, len(items))
+	for _, it := range items {
+		out = append(out, httpapi.SandboxPayout{ID: it.ID, PaymentID: it.PaymentID, IdempotencyKey: it.IdempotencyKey,
+			Rail: it.Rail, Amount: it.Amount, Currency: it.Currency, Status: it.Status, CreatedAt: it.CreatedAt})
+	}
+	return out, calls, err
 }

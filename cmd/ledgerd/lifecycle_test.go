@@ -1,0 +1,287 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ledger/ledger/workers/webhooks"
+)
+
+// receiver is a webhook endpoint that records what it was sent and
+// answers by a script: the status codes of the first calls, then 200.
+type receiver struct {
+	*httptest.Server
+	secret string
+	mu     sync.Mutex
+	got    []delivered
+	script []int
+}
+
+type delivered struct {
+	ID, Type, Status string
+	Verified         bool
+	At               time.Time
+}
+
+func newReceiver(t *testing.T, secret string, script ...int) *receiver {
+	t.Helper()
+	rc := &receiver{secret: secret, script: script}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID   string `json:"id"`
+			Type string `json:"type"`
+			Data struct {
+				Status string `json:"status"`
+			} `json:"data"`
+		}
+		json.Unmarshal(body, &msg)
+		err := webhooks.Verify(rc.secret, r.Header, body, time.Minute, time.Now())
+		rc.mu.Lock()
+		rc.got = append(rc.got, delivered{ID: r.Header.Get("webhook-id"), Type: msg.Type, Status: msg.Data.Status,
+			Verified: err == nil && msg.ID == r.Header.Get("webhook-id"), At: time.Now()})
+		code := http.StatusOK
+		if len(rc.script) > 0 {
+			code, rc.script = rc.script[0], rc.script[1:]
+		}
+		rc.mu.Unlock()
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) deliveries() []delivered {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return slices.Clone(rc.got)
+}
+
+// waitFor polls the payment until cond holds or d passes.
+func (p paymentSetup) waitFor(t *testing.T, id string, d time.Duration, cond func(map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		got := mustStatus(t, p.s.call(t, http.MethodGet, "/payments/"+id+"?includeStatusLog=true", p.tok, ""), http.StatusOK)
+		if cond(got) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("payment %s: condition not met after %v; last %v (%v)", id, d, got["status"], got["statusLog"])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func statusIs(s string) func(map[string]any) bool {
+	return func(p map[string]any) bool { return p["status"] == s }
+}
+
+func statuses(p map[string]any) []string {
+	var out []string
+	for _, l := range p["statusLogs"].([]any) {
+		out = append(out, l.(map[string]any)["status"].(string))
+	}
+	return out
+}
+
+// TestPaymentLifecycleToSuccess: a deposit moves a Lightning payment
+// through deposited and transferring to success; each status is a signed
+// webhook, in order, each once; the sandbox rail executed one payout.
+func TestPaymentLifecycleToSuccess(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, nil)
+	rc := newReceiver(t, "whsec_c2VjcmV0LWtleS1mb3ItdGVzdHM=")
+	created := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":1500,"reference":"r","bufferRate":0.05,
+		"webhookUrl":%q,"webhookSecret":%q}`, p.za, rc.URL+"/hook", rc.secret))
+	id := created["id"].(string)
+	dep := mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
+	if dep["status"] != "deposited" || dep["amountDeposited"] == 0.0 {
+		t.Fatalf("deposit: got %v with %v deposited", dep["status"], dep["amountDeposited"])
+	}
+	done := p.waitFor(t, id, 20*time.Second, statusIs("success"))
+	if got := statuses(done); !slices.Equal(got, []string{"created", "deposited", "transferring", "success"}) {
+		t.Errorf("statusLogs: got %v", got)
+	}
+	if done["amountSettled"] != 1500.0 || done["changeRefundStatus"] == nil {
+		t.Errorf("settled: got amountSettled %v, change %v %v", done["amountSettled"], done["changeRefundAmount"], done["changeRefundStatus"])
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rc.deliveries()) < 4 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // nothing more may come
+	var types []string
+	for _, d := range rc.deliveries() {
+		types = append(types, d.Type)
+		if !d.Verified {
+			t.Errorf("delivery %s: signature or id does not verify", d.Type)
+		}
+	}
+	if !slices.Equal(types, []string{"payment.created", "payment.deposited", "payment.transferring", "payment.success"}) {
+		t.Errorf("webhooks: got %v, want each status once, in order", types)
+	}
+	books := mustStatus(t, p.s.call(t, http.MethodGet, "/sandbox/payouts?paymentId="+id, p.tok, ""), http.StatusOK)
+	if items := books["items"].([]any); len(items) != 1 {
+		t.Errorf("sandbox payouts: got %v, want exactly one", books)
+	}
+	attempts := mustStatus(t, p.s.call(t, http.MethodGet, "/payments/"+id+"/webhooks", p.tok, ""), http.StatusOK)["items"].([]any)
+	if len(attempts) != 4 {
+		t.Errorf("webhook attempts: got %v", attempts)
+	}
+}
+
+// TestPaymentFailedPartialAndHeld covers the other paths: a payout the
+// rail rejects (the documented failing account number), a partial deposit
+// that keeps the payment waiting, and a South African payment above ZAR
+// 50,000 held in deposited until a document is attached.
+func TestPaymentFailedPartialAndHeld(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, nil)
+	failing := mustStatus(t, p.s.call(t, http.MethodPost, "/merchants", p.tok,
+		`{"name":"Bounce","country":"SouthAfrica","bankName":"Nedbank","accountNumber":"4000000000"}`), http.StatusCreated)["id"].(string)
+	rc := newReceiver(t, "plain secret")
+
+	t.Run("rejected payout", func(t *testing.T) {
+		t.Parallel()
+		id := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r","webhookUrl":%q,"webhookSecret":%q}`,
+			failing, rc.URL, rc.secret))["id"].(string)
+		mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, `{}`), http.StatusAccepted)
+		got := p.waitFor(t, id, 20*time.Second, statusIs("failed"))
+		if got["amountSettled"] != nil || got["statusLog"] != "Payout rejected: the recipient bank rejected the account number" {
+			t.Errorf("failed: got amountSettled %v, statusLog %q", got["amountSettled"], got["statusLog"])
+		}
+		if s := statuses(got); !slices.Equal(s, []string{"created", "deposited", "transferring", "failed"}) {
+			t.Errorf("statusLogs: got %v", s)
+		}
+	})
+	t.Run("partial deposits", func(t *testing.T) {
+		t.Parallel()
+		created := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":800,"reference":"r"}`, p.za))
+		id := created["id"].(string)
+		sats, _ := strconv.ParseInt(created["amountBtc"].(string), 10, 64)
+		first := mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok,
+			fmt.Sprintf(`{"amount":%d}`, sats/2)), http.StatusAccepted)
+		if first["status"] != "created" || first["amountDeposited"] != float64(sats/2) {
+			t.Fatalf("half: got %v with %v deposited", first["status"], first["amountDeposited"])
+		}
+		mustProblem(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, `{"amount":0}`),
+			http.StatusBadRequest, "validation_failed")
+		rest := mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok,
+			fmt.Sprintf(`{"amount":%d}`, sats-sats/2)), http.StatusAccepted)
+		if rest["status"] != "deposited" || rest["amountDeposited"] != float64(sats) {
+			t.Fatalf("rest: got %v with %v deposited", rest["status"], rest["amountDeposited"])
+		}
+		p.waitFor(t, id, 20*time.Second, statusIs("success"))
+		mustProblem(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""),
+			http.StatusConflict, "payment_not_awaiting_funds")
+	})
+	t.Run("document hold", func(t *testing.T) {
+		t.Parallel()
+		id := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":60000,"reference":"big"}`, p.za))["id"].(string)
+		mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
+		time.Sleep(500 * time.Millisecond)
+		held := p.waitFor(t, id, time.Second, statusIs("deposited"))
+		if !strings.Contains(held["statusLog"].(string), "awaiting supporting documents") {
+			t.Fatalf("held: got statusLog %q", held["statusLog"])
+		}
+		mustStatus(t, p.attach(t, id, p.tok, filePart("invoice.pdf", pdfBytes)), http.StatusCreated)
+		p.waitFor(t, id, 20*time.Second, statusIs("success"))
+	})
+}
+
+// TestWebhookRetriesThenStops: a receiver that answers 500 twice gets the
+// created webhook three times (attempts 1-3 listed), then never again; the
+// later statuses wait for it and arrive in order.
+func TestWebhookRetriesThenStops(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, map[string]string{"LEDGER_WEBHOOK_RETRY": "100ms,100ms,100ms"})
+	rc := newReceiver(t, "whsec_c2VjcmV0", http.StatusInternalServerError, http.StatusInternalServerError)
+	id := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r","webhookUrl":%q,"webhookSecret":%q}`,
+		p.za, rc.URL, rc.secret))["id"].(string)
+	mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
+	p.waitFor(t, id, 20*time.Second, statusIs("success"))
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rc.deliveries()) < 6 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	var types []string
+	for _, d := range rc.deliveries() {
+		types = append(types, d.Type)
+	}
+	want := []string{"payment.created", "payment.created", "payment.created", "payment.deposited", "payment.transferring", "payment.success"}
+	if !slices.Equal(types, want) {
+		t.Fatalf("deliveries: got %v, want %v", types, want)
+	}
+	attempts := mustStatus(t, p.s.call(t, http.MethodGet, "/payments/"+id+"/webhooks", p.tok, ""), http.StatusOK)["items"].([]any)
+	if len(attempts) != 6 {
+		t.Fatalf("attempts: got %d %v", len(attempts), attempts)
+	}
+	for i, want := range []struct {
+		attempt float64
+		code    float64
+		failed  bool
+	}{{1, 500, true}, {2, 500, true}, {3, 200, false}} {
+		a := attempts[i].(map[string]any)
+		if a["attempt"] != want.attempt || a["statusCode"] != want.code || (a["error"] != nil) != want.failed ||
+			a["type"] != "payment.created" || a["eventId"] != rc.deliveries()[0].ID {
+			t.Errorf("attempt %d: got %v", i+1, a)
+		}
+	}
+}
+
+// TestExpiryAfterRestart: a payment whose validity ends while no ledgerd
+// runs expires promptly once one starts, with its webhook.
+func TestExpiryAfterRestart(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, map[string]string{"LEDGER_VALIDITY": "lightning=1s", "LEDGER_EXPIRY_POLL": "1h"})
+	rc := newReceiver(t, "s")
+	id := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r","webhookUrl":%q}`, p.za, rc.URL))["id"].(string)
+	if err := p.s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	p.s = startServer(t, map[string]string{"DATABASE_URL": p.s.DatabaseURL, "LEDGER_NATS_STREAM": p.s.Stream.Name,
+		"LEDGER_NATS_SUBJECT_PREFIX": p.s.Stream.SubjectPrefix, "LEDGER_EXPIRY_POLL": "200ms"})
+	got := p.waitFor(t, id, 15*time.Second, statusIs("expired"))
+	if s := statuses(got); !slices.Equal(s, []string{"created", "expired"}) {
+		t.Errorf("statusLogs: got %v", s)
+	}
+	mustProblem(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusConflict, "payment_not_awaiting_funds")
+	deadline := time.Now().Add(20 * time.Second)
+	for len(rc.deliveries()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d := rc.deliveries(); len(d) != 2 || d[1].Type != "payment.expired" {
+		t.Errorf("webhooks: got %v, want created then expired", d)
+	}
+}
+
+// TestProductionModeRules: outside sandbox mode a webhookUrl must be https
+// and public (checked before anything is created), and the sandbox
+// helpers do not exist.
+func TestProductionModeRules(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, map[string]string{"LEDGER_MODE": "production"})
+	for _, hook := range []string{"http://example.com/h", "https://127.0.0.1/h", "https://[::1]/h", "https://10.1.2.3/h"} {
+		r := p.s.call(t, http.MethodPost, "/payments", p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r","webhookUrl":%q}`, p.za, hook))
+		mustFieldError(t, mustProblem(t, r, http.StatusBadRequest, "validation_failed"), "webhookUrl")
+	}
+	// Production's price feed is out of reach here (and no Lightning node is
+	// configured): 503, nothing created.
+	r := p.s.call(t, http.MethodPost, "/payments", p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r"}`, p.za))
+	mustProblem(t, r, http.StatusServiceUnavailable, "")
+	id := "01936f41-2b3c-7d4e-8f5a-6b7c8d9e0f1a"
+	mustProblem(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusNotFound, "not_found")
+	mustProblem(t, p.s.call(t, http.MethodGet, "/sandbox/payouts?paymentId="+id, p.tok, ""), http.StatusNotFound, "not_found")
+}

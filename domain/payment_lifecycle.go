@@ -1,0 +1,332 @@
+package domain
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// The payment lifecycle (spec §3.1, contract §6): funds arrive (partial
+// deposits keep the payment created until the amount due is covered), the
+// payment is deposited, converted at the price of that moment and its
+// payout intent recorded (transferring) before the payout rail is called
+// with the payment id as idempotency key, then success or failed. A
+// payment still created when its validity ends expires. Every step is an
+// event on the payment's stream carrying its statusLog message.
+
+// DocumentsThreshold is the South African amount above which a payment
+// waits in deposited for a supporting document (spec §8).
+const DocumentsThreshold = 50_000
+
+// Change refund statuses (changeRefundStatus).
+const (
+	ChangeNone    = "none"    // no unused buffer
+	ChangePending = "pending" // unused buffer owed to the payer, in sats
+)
+
+// PaymentDepositReceived records funds that do not cover the amount due
+// yet: the payment stays created and keeps waiting.
+type PaymentDepositReceived struct {
+	Amount  decimal.Decimal `json:"amount"` // this deposit, in the deposit currency
+	Total   decimal.Decimal `json:"total"`  // deposited so far
+	Message string          `json:"message"`
+	At      time.Time       `json:"at"`
+}
+
+// PaymentDeposited records that the funds cover the amount due (status
+// deposited). Held is true when the payment waits for a supporting document.
+type PaymentDeposited struct {
+	Amount  decimal.Decimal `json:"amount"`
+	Total   decimal.Decimal `json:"total"`
+	Held    bool            `json:"held"`
+	Message string          `json:"message"`
+	At      time.Time       `json:"at"`
+}
+
+// PaymentTransferring records the conversion and the payout intent (status
+// transferring), appended before the payout rail is called so that a crash
+// after the call finds the intent and repeats the call with the same
+// idempotency key instead of paying again.
+type PaymentTransferring struct {
+	AmountSats         int64           `json:"amountSats"`
+	BTCPrice           decimal.Decimal `json:"btcPrice"`
+	ChangeRefundSats   int64           `json:"changeRefundSats"`
+	ChangeRefundStatus string          `json:"changeRefundStatus"`
+	PayoutAmount       decimal.Decimal `json:"payoutAmount"` // in PayoutCurrency (sats for Lightning)
+	PayoutCurrency     string          `json:"payoutCurrency"`
+	PayoutRail         string          `json:"payoutRail"`     // BANK, MOMO or LIGHTNING
+	IdempotencyKey     string          `json:"idempotencyKey"` // the payment id: what the rail de-duplicates by
+	Message            string          `json:"message"`
+	At                 time.Time       `json:"at"`
+}
+
+// PaymentSucceeded records the rail's confirmation (status success).
+type PaymentSucceeded struct {
+	AmountSettled decimal.Decimal `json:"amountSettled"`
+	PayoutID      string          `json:"payoutId"`
+	Message       string          `json:"message"`
+	At            time.Time       `json:"at"`
+}
+
+// PaymentFailed records a payout the rail rejected (status failed).
+type PaymentFailed struct {
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// PaymentExpired records the end of a payment's validity while it was
+// still created (status expired).
+type PaymentExpired struct {
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+func (PaymentDepositReceived) EventType() string { return "payment.deposit_received" }
+func (PaymentDeposited) EventType() string       { return "payment.deposited" }
+func (PaymentTransferring) EventType() string    { return "payment.transferring" }
+func (PaymentSucceeded) EventType() string       { return "payment.success" }
+func (PaymentFailed) EventType() string          { return "payment.failed" }
+func (PaymentExpired) EventType() string         { return "payment.expired" }
+
+var (
+	_ = register(EventDef{Type: "payment.deposit_received", Version: 1, New: func() Event { return new(PaymentDepositReceived) },
+		Doc: "Funds arrived that do not cover the amount due yet; the payment stays created."})
+	_ = register(EventDef{Type: "payment.deposited", Version: 1, New: func() Event { return new(PaymentDeposited) },
+		Doc: "The funds cover the amount due (status deposited); held when a supporting document is required first."})
+	_ = register(EventDef{Type: "payment.transferring", Version: 1, New: func() Event { return new(PaymentTransferring) },
+		Doc: "Converted at the price of the moment; the payout intent is recorded before the rail is called (status transferring)."})
+	_ = register(EventDef{Type: "payment.success", Version: 1, New: func() Event { return new(PaymentSucceeded) },
+		Doc: "The payout rail confirmed the payout (status success)."})
+	_ = register(EventDef{Type: "payment.failed", Version: 1, New: func() Event { return new(PaymentFailed) },
+		Doc: "The payout rail rejected the payout (status failed); the message says why."})
+	_ = register(EventDef{Type: "payment.expired", Version: 1, New: func() Event { return new(PaymentExpired) },
+		Doc: "The payment's validity ended before it was funded (status expired)."})
+)
+
+// StatusOf returns the status an event moves a payment to, or "" for
+// events that do not change it.
+func StatusOf(e Event) string {
+	switch e.(type) {
+	case PaymentCreated:
+		return StatusCreated
+	case PaymentDeposited:
+		return StatusDeposited
+	case PaymentTransferring:
+		return StatusTransferring
+	case PaymentSucceeded:
+		return StatusSuccess
+	case PaymentFailed:
+		return StatusFailed
+	case PaymentExpired:
+		return StatusExpired
+	}
+	return ""
+}
+
+// PaymentChanges returns the members of the payment's JSON that e sets,
+// and the status-log line it adds (nil for none): what the payments read
+// model merges into its row, so the row equals ApplyPayment's fold (a test
+// checks both agree).
+func PaymentChanges(e Event) (map[string]any, *StatusLogEntry) {
+	log := func(status, msg string, at time.Time) *StatusLogEntry {
+		return &StatusLogEntry{Status: status, Message: msg, At: at}
+	}
+	switch e := e.(type) {
+	case PaymentDocumentAttached:
+		return map[string]any{"documents": e.Documents, "updatedAt": e.At}, nil
+	case PaymentDepositReceived:
+		return map[string]any{"amountDeposited": e.Total, "statusLog": e.Message, "updatedAt": e.At}, nil
+	case PaymentDeposited:
+		return map[string]any{"amountDeposited": e.Total, "status": StatusDeposited, "statusLog": e.Message,
+			"heldForDocuments": e.Held, "updatedAt": e.At}, log(StatusDeposited, e.Message, e.At)
+	case PaymentTransferring:
+		return map[string]any{"status": StatusTransferring, "statusLog": e.Message, "amountSats": e.AmountSats,
+			"payoutAmount": e.PayoutAmount,
+			"btcPrice":     e.BTCPrice, "changeRefundSats": e.ChangeRefundSats, "changeRefundStatus": e.ChangeRefundStatus,
+			"heldForDocuments": false, "updatedAt": e.At}, log(StatusTransferring, e.Message, e.At)
+	case PaymentSucceeded:
+		return map[string]any{"status": StatusSuccess, "statusLog": e.Message, "amountSettled": e.AmountSettled,
+			"updatedAt": e.At}, log(StatusSuccess, e.Message, e.At)
+	case PaymentFailed:
+		return map[string]any{"status": StatusFailed, "statusLog": e.Message, "updatedAt": e.At}, log(StatusFailed, e.Message, e.At)
+	case PaymentExpired:
+		return map[string]any{"status": StatusExpired, "statusLog": e.Message, "updatedAt": e.At}, log(StatusExpired, e.Message, e.At)
+	}
+	return nil, nil
+}
+
+// applyLifecycle folds a lifecycle event into p.
+func applyLifecycle(p Payment, e Event) Payment {
+	switch e := e.(type) {
+	case PaymentDepositReceived:
+		p.AmountDeposited, p.StatusLog, p.UpdatedAt = e.Total, e.Message, e.At
+	case PaymentDeposited:
+		p.AmountDeposited, p.Status, p.StatusLog, p.HeldForDocuments, p.UpdatedAt = e.Total, StatusDeposited, e.Message, e.Held, e.At
+	case PaymentTransferring:
+		sats, change := e.AmountSats, e.ChangeRefundSats
+		p.Status, p.StatusLog, p.AmountSats, p.BTCPrice, p.PayoutAmount = StatusTransferring, e.Message, &sats, e.BTCPrice, e.PayoutAmount
+		p.ChangeRefundSats, p.ChangeRefundStatus, p.HeldForDocuments, p.UpdatedAt = &change, e.ChangeRefundStatus, false, e.At
+	case PaymentSucceeded:
+		settled := e.AmountSettled
+		p.Status, p.StatusLog, p.AmountSettled, p.UpdatedAt = StatusSuccess, e.Message, &settled, e.At
+	case PaymentFailed:
+		p.Status, p.StatusLog, p.UpdatedAt = StatusFailed, e.Message, e.At
+	case PaymentExpired:
+		p.Status, p.StatusLog, p.UpdatedAt = StatusExpired, e.Message, e.At
+	default:
+		return p
+	}
+	if _, line := PaymentChanges(e); line != nil {
+		p.StatusLogs = append(p.StatusLogs, *line)
+	}
+	return p
+}
+
+// DepositUnits converts n, counted as the payment's funding details count
+// (sats for Lightning, cents for a bank transfer or USDT, whole units for
+// a momo push), to DepositCurrency units.
+func (p Payment) DepositUnits(n int64) decimal.Decimal {
+	if p.Funding == FundingBankTransfer || p.Funding == FundingUSDT {
+		return decimal.New(n, -2)
+	}
+	return decimal.NewFromInt(n)
+}
+
+// Outstanding is what remains to deposit, in DepositCurrency.
+func (p Payment) Outstanding() decimal.Decimal { return p.DepositDue.Sub(p.AmountDeposited) }
+
+// needsDocuments tells whether p must wait for a supporting document.
+func (p Payment) needsDocuments() bool {
+	return p.DestinationCountry == CountrySouthAfrica && p.DestinationAmount.GreaterThan(decimal.NewFromInt(DocumentsThreshold)) &&
+		p.Documents == 0
+}
+
+// RecordDeposit is funds arriving for a payment (a paid invoice, a bank
+// deposit, a confirmed push, a USDT transfer), in its DepositCurrency.
+type RecordDeposit struct {
+	Amount decimal.Decimal
+	Now    time.Time
+}
+
+var errNotAwaitingFunds = func(p Payment) error {
+	return Errorf(Conflict, "payment_not_awaiting_funds", "the payment is %s, not awaiting funds", p.Status)
+}
+
+// DecideDeposit records funds for p: deposited once they cover the amount
+// due (held for a document above ZAR 50,000 without one), otherwise a
+// partial deposit that keeps the payment waiting. Only a created payment
+// takes funds (409 otherwise).
+func DecideDeposit(p Payment, c RecordDeposit) ([]Event, error) {
+	if p.Status != StatusCreated {
+		return nil, errNotAwaitingFunds(p)
+	}
+	if !c.Now.Before(p.ExpiresAt) {
+		return nil, Errorf(Conflict, "payment_expired", "the payment's validity ended at %s", p.ExpiresAt.Format(TimeFormat))
+	}
+	if !c.Amount.IsPositive() {
+		return nil, Invalidf("amount", "must be greater than 0")
+	}
+	at := c.Now.UTC().Truncate(time.Millisecond)
+	total := p.AmountDeposited.Add(c.Amount)
+	unit := p.DepositCurrency
+	if total.LessThan(p.DepositDue) {
+		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at,
+			Message: fmt.Sprintf("Received %s of %s %s; awaiting the rest", total, p.DepositDue, unit)}}, nil
+	}
+	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at,
+		Message: fmt.Sprintf("Received %s %s; converting", total, unit)}
+	if p.needsDocuments() {
+		e.Held = true
+		e.Message = fmt.Sprintf("Received %s %s; awaiting supporting documents (South African payments above ZAR 50,000)", total, unit)
+	}
+	return []Event{e}, nil
+}
+
+// BeginPayout is the lifecycle worker's step after a deposit (or after the
+// document a held payment waited for): convert at prices and record the
+// payout intent.
+type BeginPayout struct {
+	Prices     BTCPrices
+	OTCFeeRate decimal.Decimal
+	Now        time.Time
+}
+
+// DecideBeginPayout converts a deposited payment at the price of now and
+// records its payout intent (payment.transferring). Anything else (not
+// deposited, still held) decides nothing: the worker may see the same
+// message twice. For Lightning funding, the sats received beyond what the
+// amount and fees cost now are the change owed to the payer; when the price
+// moved so far that they fall short, the merchant is still paid in full and
+// the change is zero. A USDT payment pays out what the USDT received is
+// worth now, less fees (QuotePayment's USDT rule).
+func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
+	if p.Status != StatusDeposited || p.needsDocuments() {
+		return nil, nil
+	}
+	e := PaymentTransferring{ChangeRefundStatus: ChangeNone, PayoutAmount: decimal.NewFromInt(p.Amount),
+		PayoutCurrency: p.DestinationCurrency, PayoutRail: p.PayoutMethod, IdempotencyKey: p.ID.String(),
+		At: c.Now.UTC().Truncate(time.Millisecond)}
+	switch {
+	case p.Funding == FundingUSDT:
+		q, err := QuotePayment(QuoteInput{FromCurrency: "USDT", DestinationCurrency: p.DestinationCurrency,
+			Amount: p.AmountDeposited.Shift(2).IntPart(), OTCFeeRate: c.OTCFeeRate, Prices: c.Prices})
+		if err != nil {
+			return nil, err
+		}
+		e.AmountSats, e.BTCPrice, e.PayoutAmount = q.AmountSats, q.BTCPrice, q.DestinationAmount
+	case p.DestinationCurrency == "BTC":
+		e.AmountSats, e.BTCPrice = decimal.NewFromInt(p.Amount).Add(p.OTCFees).IntPart(), p.BTCPrice
+	default:
+		price, err := c.Prices.price(p.DestinationCurrency)
+		if err != nil {
+			return nil, err
+		}
+		need := ceilQuo(decimal.NewFromInt(p.Amount).Add(p.OTCFees).Shift(satsExp), price)
+		e.AmountSats, e.BTCPrice = need.IntPart(), price
+		if p.Funding == FundingLightning {
+			if change := p.AmountDeposited.Sub(need); change.IsPositive() {
+				e.ChangeRefundSats, e.ChangeRefundStatus = change.IntPart(), ChangePending
+			}
+		}
+	}
+	e.Message = fmt.Sprintf("Converted; paying out %s %s by %s", e.PayoutAmount, p.DestinationCurrency, p.PayoutMethod)
+	return []Event{e}, nil
+}
+
+// PayoutResult is what the payout rail answered.
+type PayoutResult struct {
+	PayoutID string
+	Rejected bool
+	Reason   string
+	Now      time.Time
+}
+
+// DecidePayoutResult ends a transferring payment: success with
+// amountSettled, or failed with the rail's reason. A payment no longer
+// transferring (the same result seen twice) decides nothing.
+func DecidePayoutResult(p Payment, r PayoutResult) ([]Event, error) {
+	if p.Status != StatusTransferring {
+		return nil, nil
+	}
+	at := r.Now.UTC().Truncate(time.Millisecond)
+	if r.Rejected {
+		return []Event{PaymentFailed{Reason: r.Reason, At: at, Message: "Payout rejected: " + r.Reason}}, nil
+	}
+	return []Event{PaymentSucceeded{AmountSettled: p.PayoutAmount, PayoutID: r.PayoutID, At: at,
+		Message: fmt.Sprintf("Settled %s %s to the recipient", p.PayoutAmount, p.DestinationCurrency)}}, nil
+}
+
+// DecideExpire expires p if it is still created at now, past its validity.
+func DecideExpire(p Payment, now time.Time) ([]Event, error) {
+	if p.Status != StatusCreated || now.Before(p.ExpiresAt) {
+		return nil, nil
+	}
+	msg := "Expired: the payment's validity ended before it was funded"
+	if p.AmountDeposited.IsPositive() {
+		msg = fmt.Sprintf("Expired with %s of %s %s deposited; the deposit is returned to the payer",
+			p.AmountDeposited, p.DepositDue, p.DepositCurrency)
+	}
+	return []Event{PaymentExpired{Message: msg, At: now.UTC().Truncate(time.Millisecond)}}, nil
+}

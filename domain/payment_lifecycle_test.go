@@ -1,0 +1,213 @@
+package domain
+
+import (
+	"encoding/json"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+var lifecyclePrices = BTCPrices{"ZAR": decimal.NewFromInt(1_800_000), "KES": decimal.NewFromInt(12_900_000),
+	"NGN": decimal.NewFromInt(150_000_000), "GBP": decimal.NewFromInt(76_000), "EUR": decimal.NewFromInt(87_000),
+	"USD": decimal.NewFromInt(100_000)}
+
+// newPayment decides a payment of amount ZAR (Lightning) to a South African
+// merchant at the lifecycle prices.
+func newPayment(t *testing.T, body string, m Merchant) Payment {
+	t.Helper()
+	plan := planned(t, body, m)
+	q, err := QuotePayment(QuoteInput{FromCurrency: plan.Order.FromCurrency, DestinationCurrency: m.Currency,
+		Amount: plan.Order.Amount, BufferRate: plan.Order.BufferRate, OTCFeeRate: decimal.RequireFromString("0.01"),
+		Prices: lifecyclePrices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := PaymentFunding{Invoice: &LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: q.AmountSats},
+		Collection: CollectionAccount{Name: "n", Number: "1"}, USDTAddress: "0x", PayerMomoPhone: "+254712345678"}
+	events, err := DecideCreatePayment(Payment{}, CreatePayment{PaymentID: uuid.New(), UserID: uuid.New(), Plan: plan,
+		Quote: q, Funding: f, Now: businessHours})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ApplyPayment(Payment{}, events[0])
+}
+
+// step decides and applies, checking the read model's merge of
+// PaymentChanges gives the same JSON as ApplyPayment's fold.
+func step(t *testing.T, p Payment, events []Event, err error, want ...string) Payment {
+	t.Helper()
+	wantTypes(t, events, err, want...)
+	for _, e := range events {
+		e = roundTrip(t, e)
+		next := ApplyPayment(p, e)
+		var row map[string]any
+		raw, _ := json.Marshal(p)
+		json.Unmarshal(raw, &row)
+		changes, line := PaymentChanges(e)
+		patch, _ := json.Marshal(changes)
+		var patched map[string]any
+		json.Unmarshal(patch, &patched)
+		maps.Copy(row, patched)
+		if line != nil {
+			entry, _ := json.Marshal(line)
+			var v any
+			json.Unmarshal(entry, &v)
+			row["statusLogs"] = append(row["statusLogs"].([]any), v)
+		}
+		var folded map[string]any
+		raw, _ = json.Marshal(next)
+		json.Unmarshal(raw, &folded)
+		a, _ := json.Marshal(row)
+		b, _ := json.Marshal(folded)
+		if string(a) != string(b) {
+			t.Fatalf("%s: merged row differs from the fold:\n%s\n%s", e.EventType(), a, b)
+		}
+		p = next
+	}
+	return p
+}
+
+func TestPaymentLifecycleLightning(t *testing.T) {
+	t.Parallel()
+	p := newPayment(t, `{"MerchantID":"m","Amount":1500,"Reference":"r","BufferRate":0.05}`, testMerchant(CountrySouthAfrica, PayoutBank))
+	if p.DepositCurrency != "sats" || !p.DepositDue.Equal(decimal.NewFromInt(*p.AmountSats)) {
+		t.Fatalf("deposit due: got %s %s, want the invoice's %d sats", p.DepositDue, p.DepositCurrency, *p.AmountSats)
+	}
+	now := businessHours.Add(time.Minute)
+	half := p.DepositDue.Div(decimal.NewFromInt(2)).Floor()
+	events, err := DecideDeposit(p, RecordDeposit{Amount: half, Now: now})
+	p = step(t, p, events, err, "payment.deposit_received")
+	if p.Status != StatusCreated || !p.AmountDeposited.Equal(half) {
+		t.Fatalf("partial: got %s with %s deposited", p.Status, p.AmountDeposited)
+	}
+	events, err = DecideDeposit(p, RecordDeposit{Amount: p.Outstanding(), Now: now})
+	p = step(t, p, events, err, "payment.deposited")
+	_, err = DecideDeposit(p, RecordDeposit{Amount: decimal.NewFromInt(1), Now: now})
+	wantError(t, err, Conflict, "payment_not_awaiting_funds")
+	if events, _ := DecideExpire(p, p.ExpiresAt.Add(time.Hour)); len(events) != 0 {
+		t.Fatal("a deposited payment does not expire")
+	}
+
+	// The price fell 2%: the 5% buffer covers it and the rest is change.
+	prices := maps.Clone(lifecyclePrices)
+	prices["ZAR"] = decimal.NewFromInt(1_764_000)
+	events, err = DecideBeginPayout(p, BeginPayout{Prices: prices, Now: now})
+	p = step(t, p, events, err, "payment.transferring")
+	need := decimal.NewFromInt(1515).Shift(8).Div(decimal.NewFromInt(1_764_000)).Ceil().IntPart()
+	if *p.AmountSats != need || *p.ChangeRefundSats != p.AmountDeposited.IntPart()-need || p.ChangeRefundStatus != ChangePending {
+		t.Fatalf("conversion: got %d sats, change %d (%s); want %d and the rest", *p.AmountSats, *p.ChangeRefundSats, p.ChangeRefundStatus, need)
+	}
+	if events, _ := DecideBeginPayout(p, BeginPayout{Prices: prices, Now: now}); len(events) != 0 {
+		t.Fatal("a second BeginPayout must decide nothing")
+	}
+	events, err = DecidePayoutResult(p, PayoutResult{PayoutID: "po_1", Now: now})
+	p = step(t, p, events, err, "payment.success")
+	if p.AmountSettled == nil || !p.AmountSettled.Equal(decimal.NewFromInt(1500)) || len(p.StatusLogs) != 4 {
+		t.Fatalf("success: got settled %v, %d status logs", p.AmountSettled, len(p.StatusLogs))
+	}
+	if events, _ := DecidePayoutResult(p, PayoutResult{Rejected: true, Reason: "x", Now: now}); len(events) != 0 {
+		t.Fatal("a second result must decide nothing")
+	}
+}
+
+func TestPaymentPriceRiseBeyondTheBufferPaysInFull(t *testing.T) {
+	t.Parallel()
+	p := newPayment(t, `{"MerchantID":"m","Amount":1500,"Reference":"r"}`, testMerchant(CountrySouthAfrica, PayoutBank))
+	events, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: businessHours})
+	p = step(t, p, events, err, "payment.deposited")
+	prices := maps.Clone(lifecyclePrices)
+	prices["ZAR"] = decimal.NewFromInt(1_700_000)
+	events, err = DecideBeginPayout(p, BeginPayout{Prices: prices, Now: businessHours})
+	p = step(t, p, events, err, "payment.transferring")
+	if *p.ChangeRefundSats != 0 || p.ChangeRefundStatus != ChangeNone {
+		t.Fatalf("got change %d %s, want none", *p.ChangeRefundSats, p.ChangeRefundStatus)
+	}
+}
+
+func TestPaymentDocumentHold(t *testing.T) {
+	t.Parallel()
+	p := newPayment(t, `{"MerchantID":"m","Amount":50001,"Reference":"r"}`, testMerchant(CountrySouthAfrica, PayoutBank))
+	events, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: businessHours})
+	p = step(t, p, events, err, "payment.deposited")
+	if !p.HeldForDocuments {
+		t.Fatal("above ZAR 50,000 without a document: held")
+	}
+	if events, _ := DecideBeginPayout(p, BeginPayout{Prices: lifecyclePrices, Now: businessHours}); len(events) != 0 {
+		t.Fatal("a held payment must not pay out")
+	}
+	events, err = DecideAttachPaymentDocument(p, AttachPaymentDocument{DocumentID: uuid.New(), Now: businessHours})
+	p = step(t, p, events, err, "payment.document_attached")
+	events, err = DecideBeginPayout(p, BeginPayout{Prices: lifecyclePrices, Now: businessHours})
+	p = step(t, p, events, err, "payment.transferring")
+	if p.HeldForDocuments {
+		t.Fatal("released by the document")
+	}
+
+	at := newPayment(t, `{"MerchantID":"m","Amount":50000,"Reference":"r"}`, testMerchant(CountrySouthAfrica, PayoutBank))
+	events, err = DecideDeposit(at, RecordDeposit{Amount: at.DepositDue, Now: businessHours})
+	if at = step(t, at, events, err, "payment.deposited"); at.HeldForDocuments {
+		t.Fatal("exactly ZAR 50,000 is not above the threshold")
+	}
+}
+
+func TestPaymentFailureAndExpiry(t *testing.T) {
+	t.Parallel()
+	m := testMerchant(CountryKenya, PayoutMomo)
+	p := newPayment(t, `{"MerchantID":"m","Amount":1000,"FromCountry":"UK"}`, testMerchant(CountryBTC, PayoutLightning))
+	if p.DepositCurrency != "GBP" || p.DepositUnits(15800).String() != "158" {
+		t.Fatalf("bank deposits count in cents: got %s for 15800 %s", p.DepositUnits(15800), p.DepositCurrency)
+	}
+	if events, _ := DecideExpire(p, p.ExpiresAt.Add(-time.Millisecond)); len(events) != 0 {
+		t.Fatal("not expired before its validity ends")
+	}
+	events, err := DecideExpire(p, p.ExpiresAt)
+	p = step(t, p, events, err, "payment.expired")
+	if p.Status != StatusExpired {
+		t.Fatalf("got %s", p.Status)
+	}
+	if events, _ := DecideExpire(p, p.ExpiresAt); len(events) != 0 {
+		t.Fatal("expires once")
+	}
+
+	q := newPayment(t, `{"MerchantID":"m","Amount":1000}`, m)
+	events, err = DecideDeposit(q, RecordDeposit{Amount: q.DepositDue, Now: businessHours})
+	q = step(t, q, events, err, "payment.deposited")
+	events, err = DecideBeginPayout(q, BeginPayout{Prices: lifecyclePrices, Now: businessHours})
+	q = step(t, q, events, err, "payment.transferring")
+	events, err = DecidePayoutResult(q, PayoutResult{Rejected: true, Reason: "the number is not registered for mobile money", Now: businessHours})
+	q = step(t, q, events, err, "payment.failed")
+	if q.Status != StatusFailed || q.StatusLog != "Payout rejected: the number is not registered for mobile money" {
+		t.Fatalf("got %s %q", q.Status, q.StatusLog)
+	}
+}
+
+func TestPaymentUSDTPaysOutWhatTheUSDTIsWorth(t *testing.T) {
+	t.Parallel()
+	// 151,000 USDT cents = 1,510 USDT, about 27,180 ZAR at the lifecycle prices.
+	p := newPayment(t, `{"MerchantID":"m","Amount":151000,"Reference":"r","FromCountry":"USDT"}`, testMerchant(CountrySouthAfrica, PayoutBank))
+	if p.DepositCurrency != "USDT" || p.DepositDue.String() != "1510" || p.DestinationAmount.IntPart() > DocumentsThreshold {
+		t.Fatalf("got due %s %s, destination %s", p.DepositDue, p.DepositCurrency, p.DestinationAmount)
+	}
+	events, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: businessHours})
+	p = step(t, p, events, err, "payment.deposited")
+	events, err = DecideBeginPayout(p, BeginPayout{Prices: lifecyclePrices, OTCFeeRate: decimal.RequireFromString("0.01"), Now: businessHours})
+	p = step(t, p, events, err, "payment.transferring")
+	// 1510 USD = 1,510,000 sats; worth 27,180 ZAR; 1% fees 271.80.
+	if p.PayoutAmount.String() != "26908.2" || *p.AmountSats != 1_510_000 {
+		t.Fatalf("payout: got %s ZAR for %d sats", p.PayoutAmount, *p.AmountSats)
+	}
+	events, err = DecidePayoutResult(p, PayoutResult{PayoutID: "x", Now: businessHours})
+	if p = step(t, p, events, err, "payment.success"); !p.AmountSettled.Equal(p.PayoutAmount) {
+		t.Fatalf("settled %s, paid %s", p.AmountSettled, p.PayoutAmount)
+	}
+}
+
+func TestDepositAfterTheValidityIsRefused(t *testing.T) {
+	t.Parallel()
+	p := newPayment(t, `{"MerchantID":"m","Amount":1500,"Reference":"r"}`, testMerchant(CountrySouthAfrica, PayoutBank))
+	_, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: p.ExpiresAt})
+	wantError(t, err, Conflict, "payment_expired")
+}

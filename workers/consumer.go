@@ -1,0 +1,150 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// consumer runs one JetStream durable pull consumer: several processes
+// using the same durable name share its messages, each message is handled
+// until acknowledged, and a message that keeps failing is parked (Term)
+// with a log line and a metric instead of blocking the stream.
+type consumer struct {
+	name        string // the durable name: never rename it, a new name replays the stream
+	stream      string
+	filter      string
+	maxDeliver  int
+	concurrency int // messages handled at once, so one slow message does not hold the others
+	handle      func(ctx context.Context, subject string) error
+	log         *slog.Logger
+	metrics     *metrics
+}
+
+// backoff is the wait before redelivering a message that failed n times.
+func backoff(n uint64) time.Duration {
+	d := 100 * time.Millisecond << min(n, 8)
+	return min(d, 30*time.Second)
+}
+
+// run consumes until ctx ends. It waits for the stream (the relay's leader
+// creates it) rather than failing.
+func (c *consumer) run(ctx context.Context, js jetstream.JetStream) error {
+	var cons jetstream.Consumer
+	for {
+		var err error
+		cons, err = js.CreateOrUpdateConsumer(ctx, c.stream, jetstream.ConsumerConfig{
+			Durable: c.name, FilterSubject: c.filter, AckPolicy: jetstream.AckExplicitPolicy,
+			AckWait: 30 * time.Second, MaxDeliver: c.maxDeliver, MaxAckPending: 4 * c.concurrency,
+			DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			c.log.Warn("worker: create consumer", "consumer", c.name, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+	slots := make(chan struct{}, c.concurrency)
+	var wg sync.WaitGroup
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			c.process(ctx, m)
+		}()
+	}, jetstream.PullMaxMessages(2*c.concurrency))
+	if err != nil {
+		return fmt.Errorf("worker %s: consume: %w", c.name, err)
+	}
+	<-ctx.Done()
+	cc.Drain()
+	<-cc.Closed()
+	wg.Wait()
+	return nil
+}
+
+// process handles one message: ack on success, a delayed nak on failure,
+// and on the last delivery a Term that parks it as a dead letter.
+func (c *consumer) process(ctx context.Context, m jetstream.Msg) {
+	start := time.Now()
+	err := c.handle(context.WithoutCancel(ctx), m.Subject())
+	c.metrics.handled.WithLabelValues(c.name, outcome(err)).Observe(time.Since(start).Seconds())
+	if err == nil {
+		_ = m.Ack()
+		return
+	}
+	md, mdErr := m.Metadata()
+	if mdErr == nil && int(md.NumDelivered) >= c.maxDeliver {
+		c.metrics.deadLetters.WithLabelValues(c.name).Inc()
+		c.log.Error("worker: dead letter: giving up on a message", "consumer", c.name, "subject", m.Subject(),
+			"deliveries", md.NumDelivered, "streamSeq", md.Sequence.Stream, "err", err)
+		_ = m.Term()
+		return
+	}
+	var n uint64 = 1
+	if mdErr == nil {
+		n = md.NumDelivered
+	}
+	c.log.Warn("worker: will retry", "consumer", c.name, "subject", m.Subject(), "delivery", n, "err", err)
+	_ = m.NakWithDelay(backoff(n))
+}
+
+func outcome(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
+}
+
+// subjectParts splits ledger.<tenant>.<aggregate>.<id>.<event> (the
+// prefix may be any single token).
+func subjectParts(subject string) (tenant, aggregate, id, event string, ok bool) {
+	parts := strings.Split(subject, ".")
+	if len(parts) < 5 {
+		return "", "", "", "", false
+	}
+	n := len(parts)
+	return parts[n-4], parts[n-3], parts[n-2], parts[n-1], true
+}
+
+// metrics are the workers' Prometheus series.
+type metrics struct {
+	handled     *prometheus.HistogramVec
+	deadLetters *prometheus.CounterVec
+	webhooks    *prometheus.CounterVec
+	expired     prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		handled: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ledger_worker_message_seconds",
+			Help: "Time to handle a JetStream message, by consumer and outcome."}, []string{"consumer", "outcome"}),
+		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ledger_worker_dead_letters_total",
+			Help: "Messages a worker gave up on after its last delivery (see the log for each)."}, []string{"consumer"}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ledger_webhook_attempts_total",
+			Help: "Webhook delivery attempts by outcome."}, []string{"outcome"}),
+		expired: prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_payments_expired_total",
+			Help: "Payments this process expired."}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.handled, m.deadLetters, m.webhooks, m.expired)
+	}
+	return m
+}

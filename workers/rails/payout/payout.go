@@ -1,0 +1,49 @@
+// Package payout is the payout rail: how a transferring payment's money
+// reaches its recipient (bank transfer, mobile money, Lightning). The
+// service calls a Rail with the payment id as idempotency key, like a
+// bank's API; the sandbox rail keeps its books in Postgres.
+package payout
+
+import (
+	"context"
+	"embed"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// Migrations is the sandbox rail's schema (numbered SQL files under migrations/).
+//
+//go:embed migrations/*.sql
+var Migrations embed.FS
+
+// Request is one payout.
+type Request struct {
+	PaymentID      uuid.UUID
+	IdempotencyKey string // the same key is never paid twice
+	Rail           string // BANK, MOMO or LIGHTNING
+	Amount         decimal.Decimal
+	Currency       string // ZAR, KES, NGN, or BTC (Amount in sats)
+	BankName       string
+	AccountNumber  string
+	PhoneNumber    string
+	LNURL          string
+}
+
+// Outcome is the rail's answer: completed, or rejected with a reason
+// (final: retrying the same key answers the same).
+type Outcome struct {
+	PayoutID string
+	Rejected bool
+	Reason   string
+}
+
+// Rail pays out. An error is a failure to get an answer (retry with the
+// same key); a rejection is an Outcome.
+type Rail interface {
+	Payout(ctx context.Context, r Request) (Outcome, error)
+}
+
+// ErrNoRail is returned by a rail that is not configured.
+var ErrNoRail = errors.New("no payout rail is configured for this destination")

@@ -1,0 +1,126 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/webhooks"
+)
+
+// leaseFor is how long a claimed delivery is this process's: longer than
+// an attempt's timeout, so a live process never loses a delivery it is
+// making, and short enough that a crashed one's deliveries resume soon.
+const leaseFor = 30 * time.Second
+
+// delivery is one claimed webhook delivery.
+type delivery struct {
+	eventID, tenantID, paymentID uuid.UUID
+	typ                          string
+	occurredAt                   time.Time
+	payment                      []byte
+	attempts                     int
+}
+
+// runWebhooks delivers status webhooks (contract §8). Deliveries are rows
+// written with the status events; this loop leases the due ones, oldest
+// status first per payment (a later status waits until the earlier one got
+// a 2xx or ran out of retries), sends each on its own goroutine so a slow
+// receiver delays nobody else, and records each attempt as a
+// payment.webhook_attempted event, whose projection moves the delivery on
+// in the same transaction. A 2xx is never sent again; a crash between the
+// receiver's 2xx and the record repeats that one delivery, with the same
+// webhook-id, when the lease ends.
+func (w *Workers) runWebhooks(ctx context.Context) error {
+	client := webhooks.NewClient(w.cfg.WebhookTimeout, w.cfg.WebhookPrivate)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	t := time.NewTicker(w.cfg.WebhookPoll)
+	defer t.Stop()
+	for {
+		claimed, err := w.claimWebhooks(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("webhooks: claim", "err", err)
+		}
+		for _, d := range claimed {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.deliver(context.WithoutCancel(ctx), client, d)
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// claimWebhooks leases due deliveries whose payment has no earlier pending one.
+func (w *Workers) claimWebhooks(ctx context.Context) ([]delivery, error) {
+	rows, err := w.pool.Query(ctx, `UPDATE webhook_deliveries SET lease_until = $1
+		WHERE event_id IN (
+			SELECT d.event_id FROM webhook_deliveries d
+			WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until < $2)
+				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.payment_id = d.payment_id
+					AND e.status = 'pending' AND e.stream_version < d.stream_version)
+			ORDER BY d.next_attempt_at LIMIT 100 FOR UPDATE SKIP LOCKED)
+		RETURNING event_id, tenant_id, payment_id, type, occurred_at, payment, attempts`,
+		w.now().Add(leaseFor), w.now())
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (delivery, error) {
+		var d delivery
+		err := r.Scan(&d.eventID, &d.tenantID, &d.paymentID, &d.typ, &d.occurredAt, &d.payment, &d.attempts)
+		return d, err
+	})
+}
+
+// webhookBody is the delivered JSON (contract §8).
+type webhookBody struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt string          `json:"createdAt"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// deliver makes one attempt and records it.
+func (w *Workers) deliver(ctx context.Context, client *webhooks.Client, d delivery) {
+	var p domain.Payment
+	if err := json.Unmarshal(d.payment, &p); err != nil {
+		w.log.Error("webhooks: stored payment", "event", d.eventID, "err", err)
+		return
+	}
+	data, err := w.cfg.RenderPayment(domain.PaymentSnapshot{Payment: p, UpdatedAt: p.UpdatedAt})
+	if err != nil {
+		w.log.Error("webhooks: render payment", "event", d.eventID, "err", err)
+		return
+	}
+	body, _ := json.Marshal(webhookBody{ID: d.eventID.String(), Type: d.typ, CreatedAt: d.occurredAt.UTC().Format(domain.TimeFormat), Data: data})
+	a := client.Deliver(ctx, p.WebhookURL, p.WebhookSecret, d.eventID.String(), body, w.now())
+	w.metrics.webhooks.WithLabelValues(map[bool]string{true: "delivered", false: "failed"}[a.Delivered]).Inc()
+	// The record competes with the lifecycle's appends to the same stream;
+	// losing a 2xx to a version conflict would send it again, so conflicts
+	// are retried here rather than left to the lease.
+	at := w.now()
+	for try := 0; ; try++ {
+		_, err = w.payments.ExecutePayment(ctx, paymentRef(d.tenantID, d.paymentID), workerMeta, func(p domain.Payment) ([]domain.Event, error) {
+			return domain.DecideWebhookAttempt(p, domain.WebhookAttempt{EventID: d.eventID, Type: d.typ, Attempt: d.attempts + 1,
+				StatusCode: a.StatusCode, Duration: a.Duration, Err: a.Err, Delivered: a.Delivered, Now: at}, w.cfg.WebhookSchedule)
+		})
+		if err == nil || domain.ErrorKind(err) != domain.Conflict || try == 20 {
+			break
+		}
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		w.log.Warn("webhooks: record attempt", "event", d.eventID, "err", err)
+	}
+}

@@ -1,0 +1,141 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+const (
+	// DefaultTimeout is the per-attempt limit of contract §8, used when
+	// NewClient is given none.
+	DefaultTimeout = 10 * time.Second
+	// maxResponse bounds what is read of an answer (headers, and body before it
+	// is dropped): receivers owe us a status code, not a payload.
+	maxResponse = 64 << 10
+	userAgent   = "ledger-webhooks/1 (Standard Webhooks)"
+)
+
+// Attempt is the outcome of one delivery, as GET /payments/{id}/webhooks shows it.
+type Attempt struct {
+	StatusCode int           // 0 when no HTTP answer came
+	Duration   time.Duration // from the call to the end of the answer (or the failure)
+	Err        string        // "" on a 2xx, else why the attempt failed, safe to show the merchant
+	Delivered  bool          // a 2xx: never send this message again
+}
+
+// Client posts signed webhooks. It is safe for concurrent use and keeps
+// connections to receivers alive between attempts.
+type Client struct {
+	http         *http.Client
+	timeout      time.Duration
+	allowPrivate bool
+}
+
+// NewClient returns a Client whose attempts each end after timeout (<= 0 means
+// DefaultTimeout). Unless allowPrivate (sandbox), it posts only to https URLs
+// and refuses, at connect time, any address that is not public.
+func NewClient(timeout time.Duration, allowPrivate bool) *Client {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	dialer := &net.Dialer{}
+	if !allowPrivate {
+		dialer.Control = dialControl
+	}
+	return &Client{
+		http: &http.Client{
+			Transport: &http.Transport{
+				Proxy:                  nil, // an environment proxy would dial for us, past dialControl
+				DialContext:            dialer.DialContext,
+				ForceAttemptHTTP2:      true, // a custom DialContext would otherwise turn HTTP/2 off
+				MaxIdleConnsPerHost:    4,    // one merchant's events come in bursts: keep a few warm
+				IdleConnTimeout:        90 * time.Second,
+				MaxResponseHeaderBytes: maxResponse,
+				// No TLS or header timeouts: the per-attempt context bounds every phase.
+			},
+			// A receiver answers 2xx itself; following a redirect would also let a
+			// public URL bounce the request to an address CheckURL never saw.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		timeout:      timeout,
+		allowPrivate: allowPrivate,
+	}
+}
+
+// Deliver makes one attempt to POST body to rawURL, signed for msgID at now
+// (the webhook-timestamp, fresh on every retry while msgID stays the same;
+// unsigned when secret is empty). It never retries: the caller's queue owns the schedule and records the Attempt.
+func (c *Client) Deliver(ctx context.Context, rawURL, secret, msgID string, body []byte, now time.Time) Attempt {
+	start := time.Now() // the wall clock, not now: Duration measures this attempt
+	a := c.deliver(ctx, rawURL, secret, msgID, body, now)
+	a.Duration = time.Since(start)
+	return a
+}
+
+func (c *Client) deliver(ctx context.Context, rawURL, secret, msgID string, body []byte, now time.Time) Attempt {
+	if _, err := parseURL(rawURL, c.allowPrivate); err != nil {
+		return Attempt{Err: err.Error()}
+	}
+	// A payment without a webhookSecret (spec §2.9 only recommends one)
+	// gets unsigned deliveries rather than none.
+	var sig string
+	if secret != "" {
+		var err error
+		if sig, err = Sign(secret, msgID, now, body); err != nil {
+			return Attempt{Err: err.Error()}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	if err != nil {
+		return Attempt{Err: err.Error()}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	req.Header.Set(HeaderID, msgID)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	if sig != "" {
+		req.Header.Set(HeaderSignature, sig)
+	}
+
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return Attempt{Err: describe(err, c.timeout)}
+	}
+	// Draining a bounded amount lets a small answer's connection be reused; a
+	// larger one is cut off by Close. Its errors change nothing: the status is in.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
+	_ = resp.Body.Close()
+
+	a := Attempt{StatusCode: resp.StatusCode}
+	switch code := resp.StatusCode; {
+	case code >= 200 && code < 300:
+		a.Delivered = true
+	case code >= 300 && code < 400:
+		a.Err = fmt.Sprintf("HTTP %d: redirect not followed, the receiver must answer 2xx itself", code)
+	default:
+		a.Err = fmt.Sprintf("HTTP %d %s", code, http.StatusText(code))
+	}
+	return a
+}
+
+// describe turns a transport error into the text a merchant reads: without
+// the URL (the attempt list is already per payment) and with timeouts named.
+func describe(err error, timeout time.Duration) string {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		if ue.Timeout() {
+			return fmt.Sprintf("timeout: no answer within %s (%v)", timeout, ue.Err)
+		}
+		err = ue.Err
+	}
+	return err.Error()
+}

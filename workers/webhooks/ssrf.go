@@ -1,0 +1,145 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"syscall"
+	"time"
+)
+
+// ErrNonPublicAddress is wrapped by every refusal to reach an address that is
+// not on the public internet: a webhook URL must not reach the ledger's own
+// network (OWASP API7, SSRF).
+var ErrNonPublicAddress = errors.New("webhooks: refusing non-public address")
+
+// lookupTimeout bounds CheckURL, which has no context of its own, so a slow
+// DNS server cannot hold a payment-creation request.
+const lookupTimeout = 5 * time.Second
+
+// reserved are the non-public IPv4 and IPv6 ranges netip's predicates miss.
+var reserved = []struct {
+	prefix netip.Prefix
+	what   string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "\"this network\" (reaches the host itself on Linux)"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT (RFC 6598)"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignments"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking (RFC 2544)"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved or broadcast"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local"},
+}
+
+// nat64 is the well-known NAT64 prefix (RFC 6052): 64:ff9b::a00:1 reaches
+// 10.0.0.1 through a NAT64 gateway, so the embedded IPv4 address is judged.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// nonPublic says why a is not a public unicast address, or "" when it is.
+// IPv4-mapped IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it is, which
+// is also where the kernel sends it.
+func nonPublic(a netip.Addr) string {
+	a = a.Unmap()
+	switch {
+	case !a.IsValid():
+		return "not an IP address"
+	case a.IsUnspecified():
+		return "unspecified"
+	case a.IsLoopback():
+		return "loopback"
+	case a.IsPrivate(): // 10/8, 172.16/12, 192.168/16, fc00::/7 unique-local
+		return "private"
+	case a.IsLinkLocalUnicast(): // 169.254/16 (cloud metadata), fe80::/10
+		return "link-local"
+	case a.IsMulticast():
+		return "multicast"
+	}
+	for _, r := range reserved {
+		if r.prefix.Contains(a) {
+			return r.what
+		}
+	}
+	if nat64.Contains(a) {
+		b := a.As16()
+		if why := nonPublic(netip.AddrFrom4([4]byte(b[12:]))); why != "" {
+			return "NAT64 of a " + why + " address"
+		}
+	}
+	return ""
+}
+
+func refuse(a netip.Addr, why string) error {
+	return fmt.Errorf("%w: %s is %s", ErrNonPublicAddress, a, why)
+}
+
+// dialControl runs after DNS resolution, on the very address the socket is
+// about to connect to, so a name that resolved to a public address at creation
+// and to 127.0.0.1 now (DNS rebinding) is still refused, before any packet.
+func dialControl(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: cannot parse dial address %q", ErrNonPublicAddress, address)
+	}
+	if why := nonPublic(ap.Addr()); why != "" {
+		return refuse(ap.Addr(), why)
+	}
+	return nil
+}
+
+// parseURL checks what a webhook URL must be before any lookup: absolute, with
+// a host, and https unless allowPrivate (sandbox), where plain http is allowed
+// for local receivers.
+func parseURL(rawURL string, allowPrivate bool) (*url.URL, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: invalid URL: %w", err)
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && allowPrivate:
+	case allowPrivate:
+		return nil, fmt.Errorf("webhooks: URL scheme must be http or https, not %q", u.Scheme)
+	default:
+		return nil, fmt.Errorf("webhooks: URL must be https, not %q", u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return nil, errors.New("webhooks: URL has no host")
+	}
+	return u, nil
+}
+
+// CheckURL is the check made when a webhookUrl is stored: https (unless
+// allowPrivate), a host that resolves, and, unless allowPrivate, every address
+// it resolves to public; one private address among public ones is enough for a
+// later dial to land inside. IP literals are judged without a lookup. A nil
+// resolver means net.DefaultResolver. Delivery checks again at connect time.
+func CheckURL(rawURL string, allowPrivate bool, resolver *net.Resolver) error {
+	u, err := parseURL(rawURL, allowPrivate)
+	if err != nil {
+		return err
+	}
+	host := u.Hostname()
+	if a, err := netip.ParseAddr(host); err == nil {
+		if why := nonPublic(a); why != "" && !allowPrivate {
+			return refuse(a, why)
+		}
+		return nil
+	}
+	if resolver == nil {
+		resolver = net.DefaultResolver
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return fmt.Errorf("webhooks: cannot resolve %q: %w", host, err)
+	}
+	for _, a := range addrs {
+		if why := nonPublic(a); why != "" && !allowPrivate {
+			return fmt.Errorf("%w: %s resolves to %s, which is %s", ErrNonPublicAddress, host, a.Unmap(), why)
+		}
+	}
+	return nil
+}

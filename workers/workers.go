@@ -1,0 +1,93 @@
+package workers
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shopspring/decimal"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/payout"
+)
+
+// Payments is the payment aggregate as the workers use it: the read model
+// (written with the events, so it is as fresh as the message being handled)
+// and commands through the event store.
+type Payments interface {
+	Payment(ctx context.Context, tenantID, id uuid.UUID) (domain.PaymentSnapshot, error)
+	ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
+		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
+}
+
+// Prices is the price source conversions use.
+type Prices interface {
+	BTCPrices(ctx context.Context) (domain.BTCPrices, error)
+}
+
+// Config holds the workers' settings.
+type Config struct {
+	Stream          string // the JetStream stream of the events (LEDGER)
+	SubjectPrefix   string // its first subject token (ledger)
+	OTCFeeRate      decimal.Decimal
+	ExpiryPoll      time.Duration   // how often overdue payments are looked for
+	WebhookPoll     time.Duration   // how often due webhook deliveries are looked for
+	WebhookSchedule []time.Duration // waits before attempts 2, 3, ... (LEDGER_WEBHOOK_RETRY)
+	WebhookTimeout  time.Duration   // per attempt (10 s)
+	WebhookPrivate  bool            // allow loopback and private webhook targets (sandbox)
+	// RenderPayment writes the Payment as the API returns it: a webhook's data.
+	RenderPayment func(domain.PaymentSnapshot) ([]byte, error)
+}
+
+// Workers are the lifecycle consumer, the expiry timer and the webhook
+// dispatcher of one ledgerd process; several processes share the work.
+type Workers struct {
+	cfg      Config
+	pool     *pgxpool.Pool
+	js       jetstream.JetStream
+	payments Payments
+	prices   Prices
+	rail     payout.Rail
+	log      *slog.Logger
+	metrics  *metrics
+	now      func() time.Time
+}
+
+// New returns the workers.
+func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Payments, prices Prices, rail payout.Rail,
+	log *slog.Logger, reg prometheus.Registerer) *Workers {
+	if cfg.ExpiryPoll <= 0 {
+		cfg.ExpiryPoll = time.Second
+	}
+	if cfg.WebhookPoll <= 0 {
+		cfg.WebhookPoll = 20 * time.Millisecond
+	}
+	if cfg.WebhookTimeout <= 0 {
+		cfg.WebhookTimeout = 10 * time.Second
+	}
+	if cfg.WebhookSchedule == nil {
+		cfg.WebhookSchedule = domain.WebhookRetrySchedule
+	}
+	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
+		metrics: newMetrics(reg), now: time.Now}
+}
+
+// Run runs every worker until ctx ends, then lets in-flight work finish.
+func (w *Workers) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return w.lifecycle().run(ctx, w.js) })
+	g.Go(func() error { return w.runExpiry(ctx) })
+	g.Go(func() error { return w.runWebhooks(ctx) })
+	return g.Wait()
+}
+
+var workerMeta = domain.Metadata{Actor: "system:workers"}
+
+func paymentRef(tenantID, id uuid.UUID) domain.StreamRef {
+	return domain.StreamRef{TenantID: tenantID, Type: "payment", ID: id}
+}
