@@ -9,19 +9,24 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
-const usage = `usage: ledgerctl <command> [flags]
-
-  tenant create --name NAME --email OWNER_EMAIL   create a tenant, its owner user and a first API key pair
-  apikey create --tenant ID                       issue another API key pair for a tenant
-  apikey revoke APIKEY                            revoke an API key; its tokens stop working at once
-  keys rotate                                     sign new tokens with a new key (old tokens stay valid)
-
-Environment: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/ledger?sslmode=disable).
+// usageText lists every command with its one-line help, in registration order.
+func usageText() string {
+	var b strings.Builder
+	b.WriteString("usage: ledgerctl <command> [flags]\n\n")
+	for _, c := range commandList {
+		fmt.Fprintf(&b, "  %-48s %s\n", c.synopsis, c.help)
+	}
+	b.WriteString(`
+Environment: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/ledger?sslmode=disable),
+NATS_URL where a command reads the event stream.
 Secrets are printed once, on stdout, as JSON; only their hash is stored.
-`
+`)
+	return b.String()
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -35,20 +40,37 @@ func main() {
 // command is one ledgerctl subcommand.
 type command func(ctx context.Context, db *database, args []string, stdout io.Writer) error
 
-var commands = map[string]command{
-	"tenant create": tenantCreate,
-	"apikey create": apikeyCreate,
-	"apikey revoke": apikeyRevoke,
-	"keys rotate":   keysRotate,
+// registered is one command: its two words, synopsis and help line.
+type registered struct {
+	name, synopsis, help string
+	run                  command
+}
+
+// commandList holds every command; files add theirs with register in init.
+var commandList = []registered{
+	{"tenant create", "tenant create --name NAME --email OWNER_EMAIL", "create a tenant, its owner user and a first API key pair", tenantCreate},
+	{"apikey create", "apikey create --tenant ID", "issue another API key pair for a tenant", apikeyCreate},
+	{"apikey revoke", "apikey revoke APIKEY", "revoke an API key; its tokens stop working at once", apikeyRevoke},
+	{"keys rotate", "keys rotate", "sign new tokens with a new key (old tokens stay valid)", keysRotate},
+}
+
+// register adds a command (called from init in the command's own file).
+func register(name, synopsis, help string, run command) {
+	commandList = append(commandList, registered{name, synopsis, help, run})
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) < 2 {
-		return fmt.Errorf("missing command\n%s", usage)
+		return fmt.Errorf("missing command\n%s", usageText())
 	}
-	cmd, ok := commands[args[0]+" "+args[1]]
-	if !ok {
-		return fmt.Errorf("unknown command %q\n%s", args[0]+" "+args[1], usage)
+	var cmd command
+	for _, c := range commandList {
+		if c.name == args[0]+" "+args[1] {
+			cmd = c.run
+		}
+	}
+	if cmd == nil {
+		return fmt.Errorf("unknown command %q\n%s", args[0]+" "+args[1], usageText())
 	}
 	url := getenv("DATABASE_URL")
 	if url == "" {
