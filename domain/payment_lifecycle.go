@@ -28,20 +28,22 @@ const (
 // PaymentDepositReceived records funds that do not cover the amount due
 // yet: the payment stays created and keeps waiting.
 type PaymentDepositReceived struct {
-	Amount  decimal.Decimal `json:"amount"` // this deposit, in the deposit currency
-	Total   decimal.Decimal `json:"total"`  // deposited so far
-	Message string          `json:"message"`
-	At      time.Time       `json:"at"`
+	Amount   decimal.Decimal `json:"amount"`             // this deposit, in the deposit currency
+	Total    decimal.Decimal `json:"total"`              // deposited so far
+	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
+	Message  string          `json:"message"`
+	At       time.Time       `json:"at"`
 }
 
 // PaymentDeposited records that the funds cover the amount due (status
 // deposited). Held is true when the payment waits for a supporting document.
 type PaymentDeposited struct {
-	Amount  decimal.Decimal `json:"amount"`
-	Total   decimal.Decimal `json:"total"`
-	Held    bool            `json:"held"`
-	Message string          `json:"message"`
-	At      time.Time       `json:"at"`
+	Amount   decimal.Decimal `json:"amount"`
+	Total    decimal.Decimal `json:"total"`
+	Held     bool            `json:"held"`
+	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
+	Message  string          `json:"message"`
+	At       time.Time       `json:"at"`
 }
 
 // PaymentTransferring records the conversion and the payout intent (status
@@ -55,8 +57,9 @@ type PaymentTransferring struct {
 	ChangeRefundStatus string          `json:"changeRefundStatus"`
 	PayoutAmount       decimal.Decimal `json:"payoutAmount"` // in PayoutCurrency (sats for Lightning)
 	PayoutCurrency     string          `json:"payoutCurrency"`
-	PayoutRail         string          `json:"payoutRail"`     // BANK, MOMO or LIGHTNING
-	IdempotencyKey     string          `json:"idempotencyKey"` // the payment id: what the rail de-duplicates by
+	PayoutRail         string          `json:"payoutRail"`         // BANK, MOMO or LIGHTNING
+	IdempotencyKey     string          `json:"idempotencyKey"`     // the payment id: what the rail de-duplicates by
+	Postings           []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	Message            string          `json:"message"`
 	At                 time.Time       `json:"at"`
 }
@@ -65,22 +68,25 @@ type PaymentTransferring struct {
 type PaymentSucceeded struct {
 	AmountSettled decimal.Decimal `json:"amountSettled"`
 	PayoutID      string          `json:"payoutId"`
+	Postings      []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	Message       string          `json:"message"`
 	At            time.Time       `json:"at"`
 }
 
 // PaymentFailed records a payout the rail rejected (status failed).
 type PaymentFailed struct {
-	Reason  string    `json:"reason"`
-	Message string    `json:"message"`
-	At      time.Time `json:"at"`
+	Reason   string    `json:"reason"`
+	Postings []Posting `json:"postings,omitempty"` // double entry, balanced per currency
+	Message  string    `json:"message"`
+	At       time.Time `json:"at"`
 }
 
 // PaymentExpired records the end of a payment's validity while it was
 // still created (status expired).
 type PaymentExpired struct {
-	Message string    `json:"message"`
-	At      time.Time `json:"at"`
+	Postings []Posting `json:"postings,omitempty"` // double entry, balanced per currency
+	Message  string    `json:"message"`
+	At       time.Time `json:"at"`
 }
 
 func (PaymentDepositReceived) EventType() string { return "payment.deposit_received" }
@@ -232,10 +238,10 @@ func DecideDeposit(p Payment, c RecordDeposit) ([]Event, error) {
 	total := p.AmountDeposited.Add(c.Amount)
 	unit := p.DepositCurrency
 	if total.LessThan(p.DepositDue) {
-		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at,
+		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at, Postings: depositPostings(p, c.Amount),
 			Message: fmt.Sprintf("Received %s of %s %s; awaiting the rest", total, p.DepositDue, unit)}}, nil
 	}
-	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at,
+	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at, Postings: depositPostings(p, c.Amount),
 		Message: fmt.Sprintf("Received %s %s; converting", total, unit)}
 	if p.needsDocuments() {
 		e.Held = true
@@ -292,6 +298,7 @@ func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 		}
 	}
 	e.Message = fmt.Sprintf("Converted; paying out %s %s by %s", e.PayoutAmount, p.DestinationCurrency, p.PayoutMethod)
+	e.Postings = conversionPostings(p, e)
 	return []Event{e}, nil
 }
 
@@ -312,9 +319,10 @@ func DecidePayoutResult(p Payment, r PayoutResult) ([]Event, error) {
 	}
 	at := r.Now.UTC().Truncate(time.Millisecond)
 	if r.Rejected {
-		return []Event{PaymentFailed{Reason: r.Reason, At: at, Message: "Payout rejected: " + r.Reason}}, nil
+		return []Event{PaymentFailed{Reason: r.Reason, At: at, Message: "Payout rejected: " + r.Reason,
+			Postings: failurePostings(p)}}, nil
 	}
-	return []Event{PaymentSucceeded{AmountSettled: p.PayoutAmount, PayoutID: r.PayoutID, At: at,
+	return []Event{PaymentSucceeded{AmountSettled: p.PayoutAmount, PayoutID: r.PayoutID, At: at, Postings: settlementPostings(p),
 		Message: fmt.Sprintf("Settled %s %s to the recipient", p.PayoutAmount, p.DestinationCurrency)}}, nil
 }
 
@@ -328,5 +336,5 @@ func DecideExpire(p Payment, now time.Time) ([]Event, error) {
 		msg = fmt.Sprintf("Expired with %s of %s %s deposited; the deposit is returned to the payer",
 			p.AmountDeposited, p.DepositDue, p.DepositCurrency)
 	}
-	return []Event{PaymentExpired{Message: msg, At: now.UTC().Truncate(time.Millisecond)}}, nil
+	return []Event{PaymentExpired{Message: msg, At: now.UTC().Truncate(time.Millisecond), Postings: expiryPostings(p)}}, nil
 }

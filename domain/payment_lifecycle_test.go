@@ -42,6 +42,13 @@ func step(t *testing.T, p Payment, events []Event, err error, want ...string) Pa
 	wantTypes(t, events, err, want...)
 	for _, e := range events {
 		e = roundTrip(t, e)
+		if err := CheckBalanced(PostingsOf(e)); err != nil {
+			t.Fatalf("%s postings %+v: %v", e.EventType(), PostingsOf(e), err)
+		}
+		if money := StatusOf(e) == StatusDeposited || StatusOf(e) == StatusTransferring || StatusOf(e) == StatusSuccess ||
+			StatusOf(e) == StatusFailed; money && len(PostingsOf(e)) == 0 {
+			t.Fatalf("%s moves money but carries no postings", e.EventType())
+		}
 		next := ApplyPayment(p, e)
 		var row map[string]any
 		raw, _ := json.Marshal(p)
@@ -210,4 +217,41 @@ func TestDepositAfterTheValidityIsRefused(t *testing.T) {
 	p := newPayment(t, `{"MerchantID":"m","Amount":1500,"Reference":"r"}`, testMerchant(CountrySouthAfrica, PayoutBank))
 	_, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: p.ExpiresAt})
 	wantError(t, err, Conflict, "payment_expired")
+}
+
+func TestPostingsOfALightningPaymentNetOut(t *testing.T) {
+	t.Parallel()
+	p := newPayment(t, `{"MerchantID":"m","Amount":1500,"Reference":"r","BufferRate":0.05}`, testMerchant(CountrySouthAfrica, PayoutBank))
+	var all []Posting
+	events, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: businessHours})
+	p = step(t, p, events, err, "payment.deposited")
+	all = append(all, PostingsOf(events[0])...)
+	events, err = DecideBeginPayout(p, BeginPayout{Prices: lifecyclePrices, Now: businessHours})
+	p = step(t, p, events, err, "payment.transferring")
+	all = append(all, PostingsOf(events[0])...)
+	events, err = DecidePayoutResult(p, PayoutResult{PayoutID: "x", Now: businessHours})
+	p = step(t, p, events, err, "payment.success")
+	all = append(all, PostingsOf(events[0])...)
+	balance := map[string]decimal.Decimal{}
+	for _, x := range all {
+		k := x.Account + " " + x.Currency
+		if x.Side == Debit {
+			balance[k] = balance[k].Add(x.Amount)
+		} else {
+			balance[k] = balance[k].Sub(x.Amount)
+		}
+	}
+	// Settled: nothing held for the payment or owed to the recipient; the
+	// fee is earned and the change is owed.
+	for _, k := range []string{"customer_funds sats", "payout_payable ZAR"} {
+		if !balance[k].IsZero() {
+			t.Errorf("%s: got %s, want 0", k, balance[k])
+		}
+	}
+	if !balance["fees:otc ZAR"].Equal(p.OTCFees.Neg()) || !balance["external:BANK ZAR"].Equal(decimal.NewFromInt(-1500)) {
+		t.Errorf("balances: got %v", balance)
+	}
+	if !balance["change_payable sats"].Equal(decimal.NewFromInt(-*p.ChangeRefundSats)) {
+		t.Errorf("change: got %s, want -%d", balance["change_payable sats"], *p.ChangeRefundSats)
+	}
 }

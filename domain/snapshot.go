@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 )
 
 // UserSnapshot is a user's state with the facts of its stream: what the
@@ -73,4 +74,12 @@ type WebhookAttemptItem struct {
 	StatusCode *int
 	DurationMs int64
 	Error      *string
+}
+
+// AccountBalance is one account's totals in one currency (the trial balance).
+type AccountBalance struct {
+	Account  string
+	Currency string
+	Debits   decimal.Decimal
+	Credits  decimal.Decimal
 }

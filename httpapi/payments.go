@@ -257,7 +257,7 @@ func (s *Server) pathPayment(r *http.Request) (Caller, domain.PaymentSnapshot, e
 	return c, p, nil
 }
 
-// getPayment is GET /payments/{paymentId}[?includeStatusLog=true].
+// getPayment is GET /payments/{paymentId}[?includeStatusLog=true][&asOf=timestamp].
 func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) error {
 	withLog := false
 	switch v := r.URL.Query().Get("includeStatusLog"); v {
@@ -267,9 +267,19 @@ func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return domain.Invalidf("includeStatusLog", "must be true or false")
 	}
-	_, p, err := s.pathPayment(r)
+	c, p, err := s.pathPayment(r)
 	if err != nil {
 		return err
+	}
+	if v := r.URL.Query().Get("asOf"); v != "" {
+		asOf, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return domain.Invalidf("asOf", "must be an ISO 8601 timestamp such as 2026-11-22T10:15:30.123Z")
+		}
+		// The payment as it stood then, folded from its events.
+		if p, err = s.events.PaymentAsOf(r.Context(), paymentStream(c.TenantID, p.ID), asOf); err != nil {
+			return err
+		}
 	}
 	return writeJSON(w, http.StatusOK, paymentResponse(p, withLog))
 }

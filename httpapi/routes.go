@@ -53,6 +53,10 @@ func (s *Server) routes() *mux.Router {
 		api.Handle("/sandbox/payments/{paymentId}/deposit", s.route(s.sandboxDeposit)).Methods(http.MethodPost)
 		api.Handle("/sandbox/payouts", s.route(s.sandboxPayouts)).Methods(http.MethodGet)
 	}
+	api.Handle("/events", s.route(s.listEvents)).Methods(http.MethodGet)
+	api.Handle("/payments/{paymentId}/events", s.route(s.listPaymentEvents)).Methods(http.MethodGet)
+	api.Handle("/users/{userId}/events", s.route(s.listUserEvents)).Methods(http.MethodGet)
+	api.Handle("/ledger/balances", s.route(s.trialBalance)).Methods(http.MethodGet)
 	api.Handle("/utils/banks", s.route(s.listBanks)).Methods(http.MethodGet)
 	return r
 }

@@ -64,6 +64,8 @@ type Server struct {
 	rails       Rails
 	sandbox     SandboxPayouts
 	checkHook   func(string) error
+	ledger      Ledger
+	events      Events
 	documents   Documents
 	presigner   *Presigner
 	ready       func(ctx context.Context) error
@@ -87,6 +89,8 @@ type Deps struct {
 	// CheckWebhookURL refuses a webhookUrl that is not https or resolves to
 	// a private address (contract §8); nil accepts what the domain accepts.
 	CheckWebhookURL func(url string) error
+	Ledger          Ledger
+	Events          Events
 	Documents       Documents
 	Ready           func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
 	Registry        *prometheus.Registry
@@ -98,7 +102,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.Issuer = "ledger"
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, documents: d.Documents, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
+		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
 	return s

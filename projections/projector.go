@@ -40,6 +40,9 @@ func (Projector) Project(b *pgx.Batch, recs []domain.Record) error {
 		case "payment":
 			projectPayment(b, r, e)
 		}
+		if ps := domain.PostingsOf(e); len(ps) > 0 {
+			projectPostings(b, r, ps)
+		}
 	}
 	return nil
 }

@@ -45,6 +45,10 @@ type config struct {
 	webhookPrivateSet   bool
 	SandboxPayoutDelay  time.Duration
 	ExpiryPoll          time.Duration
+	LNDURL              string // production: LND's REST API (https://host:8080)
+	LNDMacaroonFile     string
+	LNDTLSCertFile      string
+	LNDPreimageKeyFile  string
 }
 
 // setting is one row of the configuration table.
@@ -153,6 +157,13 @@ var settings = []setting{
 			return nil
 		}},
 	{"LEDGER_EXPIRY_POLL", "expiry-poll", "1s", "how often overdue payments are looked for", dur(func(c *config) *time.Duration { return &c.ExpiryPoll })},
+	{"LEDGER_LND_URL", "lnd-url", "", "production: LND REST API for deposit invoices (https://host:8080)",
+		str(func(c *config) *string { return &c.LNDURL })},
+	{"LEDGER_LND_MACAROON_FILE", "lnd-macaroon-file", "", "production: LND macaroon (invoices:read invoices:write offchain:read offchain:write)",
+		str(func(c *config) *string { return &c.LNDMacaroonFile })},
+	{"LEDGER_LND_TLS_CERT_FILE", "lnd-tls-cert-file", "", "production: LND's tls.cert", str(func(c *config) *string { return &c.LNDTLSCertFile })},
+	{"LEDGER_LND_PREIMAGE_KEY_FILE", "lnd-preimage-key-file", "", "production: secret of at least 32 bytes deriving invoice preimages",
+		str(func(c *config) *string { return &c.LNDPreimageKeyFile })},
 	{"LEDGER_COLLECTION_ACCOUNTS", "collection-accounts", defaultCollectionAccounts,
 		"bank accounts that take deposits, per source currency", str(func(c *config) *string { return &c.CollectionAccounts })},
 }

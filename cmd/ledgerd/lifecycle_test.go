@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -284,4 +285,37 @@ func TestProductionModeRules(t *testing.T) {
 	id := "01936f41-2b3c-7d4e-8f5a-6b7c8d9e0f1a"
 	mustProblem(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusNotFound, "not_found")
 	mustProblem(t, p.s.call(t, http.MethodGet, "/sandbox/payouts?paymentId="+id, p.tok, ""), http.StatusNotFound, "not_found")
+}
+
+// TestSlowReceiverDelaysNoOneElse: while one partner's receiver holds its
+// deliveries without answering, another's webhooks arrive.
+func TestSlowReceiverDelaysNoOneElse(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, nil)
+	release := make(chan struct{})
+	var held atomic.Int32
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held.Add(1)
+		select {
+		case <-release:
+		case <-time.After(9 * time.Second): // inside the 10 s attempt timeout
+		}
+	}))
+	defer slow.Close()
+	defer close(release)
+	fast := newReceiver(t, "s")
+	for range 5 {
+		p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r","webhookUrl":%q}`, p.za, slow.URL))
+	}
+	for held.Load() < 5 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r","webhookUrl":%q}`, p.za, fast.URL))
+	deadline := time.Now().Add(8 * time.Second)
+	for len(fast.deliveries()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the fast receiver got nothing while the slow one held its deliveries")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
@@ -29,6 +30,22 @@ func (p payments) CreatePayment(ctx context.Context, ref domain.StreamRef, meta 
 func paymentSnapshot(snap eventstore.Snapshot[domain.Payment], err error) (domain.PaymentSnapshot, error) {
 	if err != nil {
 		return domain.PaymentSnapshot{}, err
+	}
+	return domain.PaymentSnapshot{Payment: snap.State, Version: snap.Version, UpdatedAt: snap.UpdatedAt}, nil
+}
+
+// events plugs the event store's history reads into httpapi.Events.
+type events struct{ *eventstore.Store }
+
+// PaymentAsOf folds a payment's events recorded at or before asOf.
+func (e events) PaymentAsOf(ctx context.Context, ref domain.StreamRef, asOf time.Time) (domain.PaymentSnapshot, error) {
+	snap, err := eventstore.FoldAsOf(ctx, e.Store, ref, asOf, domain.ApplyPayment)
+	if err != nil {
+		return domain.PaymentSnapshot{}, err
+	}
+	if snap.Version == 0 {
+		return domain.PaymentSnapshot{}, &domain.Error{Kind: domain.NotFound, Code: "not_found",
+			Message: "the payment did not exist at asOf"}
 	}
 	return domain.PaymentSnapshot{Payment: snap.State, Version: snap.Version, UpdatedAt: snap.UpdatedAt}, nil
 }

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"time"
 	_ "time/tzdata" // Africa/Johannesburg on machines without a zone database
 
@@ -18,9 +22,9 @@ import (
 )
 
 // rails plugs the rail adapters into httpapi.Rails: sandbox ones in sandbox
-// mode; in production the CoinGecko price feed, and no Lightning node or
-// USDT custody until their production adapters are configured (those
-// payments answer 503 rail_unavailable meanwhile).
+// mode; in production the CoinGecko price feed and, when LEDGER_LND_URL is
+// set, an LND node for deposit invoices. USDT custody has no production
+// adapter: those payments answer 503 rail_unavailable in production.
 type rails struct {
 	prices      prices.Source
 	node        lightning.Node
@@ -51,6 +55,13 @@ func newRails(cfg config) (*rails, error) {
 	r := &rails{collections: collections}
 	if cfg.Mode == "production" {
 		r.prices = prices.NewCoinGecko(cfg.PriceFeedURL, cfg.PriceFeedKey, 30*time.Second, &http.Client{})
+		if cfg.LNDURL != "" {
+			node, err := newLND(cfg)
+			if err != nil {
+				return nil, err
+			}
+			r.node = node
+		}
 		return r, nil
 	}
 	table, err := prices.ParseTable(cfg.SandboxPrices)
@@ -117,4 +128,26 @@ func (b sandboxPayouts) SandboxPayouts(ctx context.Context, paymentID uuid.UUID)
 			Rail: it.Rail, Amount: it.Amount, Currency: it.Currency, Status: it.Status, CreatedAt: it.CreatedAt})
 	}
 	return out, calls, err
+}
+
+// newLND connects the production Lightning node from its files.
+func newLND(cfg config) (*lightning.LND, error) {
+	macaroon, err := os.ReadFile(cfg.LNDMacaroonFile)
+	if err != nil {
+		return nil, fmt.Errorf("LEDGER_LND_MACAROON_FILE: %w", err)
+	}
+	key, err := os.ReadFile(cfg.LNDPreimageKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("LEDGER_LND_PREIMAGE_KEY_FILE: %w", err)
+	}
+	pem, err := os.ReadFile(cfg.LNDTLSCertFile)
+	if err != nil {
+		return nil, fmt.Errorf("LEDGER_LND_TLS_CERT_FILE: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("LEDGER_LND_TLS_CERT_FILE: no PEM certificate in %s", cfg.LNDTLSCertFile)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	return lightning.NewLND(cfg.LNDURL, macaroon, key, client)
 }
