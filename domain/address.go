@@ -4,13 +4,14 @@ import "strings"
 
 // Address is spec §2.3, the shape of a user's address, the profile's address,
 // a business's registered and trading addresses and a business person's
-// address. Line2 and State are optional; empty means null.
+// address. Line2 and State are optional; empty means null. Its lines are
+// personal data wherever an Address appears; the country alone is not.
 type Address struct {
-	Line1      string `json:"line1"`
-	Line2      string `json:"line2"`
-	City       string `json:"city"`
-	State      string `json:"state"`
-	PostalCode string `json:"postalCode"`
+	Line1      string `json:"line1" ledger:"personal"`
+	Line2      string `json:"line2" ledger:"personal"`
+	City       string `json:"city" ledger:"personal"`
+	State      string `json:"state" ledger:"personal"`
+	PostalCode string `json:"postalCode" ledger:"personal"`
 	Country    string `json:"country"` // ISO 3166-1 alpha-3
 }
 

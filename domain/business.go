@@ -18,17 +18,21 @@ const maxBusinessPersons = 50
 
 // Business is spec §2.4, set when entityType is business. PATCH /users
 // replaces it whole. CompanyName and Type are required; the other members
-// may be left out (empty or nil means null).
+// may be left out (empty or nil means null). CompanyName and TradingName
+// are business names, not personal data (as merchants' and tenants' names);
+// the registration number (a document number), phone and addresses are.
+// user.updated withholds a user's business whole all the same: a sole
+// proprietor's KYB record names its owner.
 type Business struct {
 	CompanyName        string   `json:"companyName"`
 	TradingName        string   `json:"tradingName"`
 	Type               string   `json:"type"`
-	RegistrationNumber string   `json:"registrationNumber"`
-	RegistrationDate   string   `json:"registrationDate"` // YYYY-MM-DD
-	Phone              string   `json:"phone"`            // E.164
-	Website            string   `json:"website"`          // absolute http(s) URL
-	RegisteredAddress  *Address `json:"registeredAddress"`
-	TradingAddress     *Address `json:"tradingAddress"`
+	RegistrationNumber string   `json:"registrationNumber" ledger:"personal"`
+	RegistrationDate   string   `json:"registrationDate"`        // YYYY-MM-DD
+	Phone              string   `json:"phone" ledger:"personal"` // E.164
+	Website            string   `json:"website"`                 // absolute http(s) URL
+	RegisteredAddress  *Address `json:"registeredAddress" ledger:"personal"`
+	TradingAddress     *Address `json:"tradingAddress" ledger:"personal"`
 }
 
 // BusinessPerson is spec §2.5: a director, shareholder, ubo or secretary.
@@ -39,16 +43,17 @@ type BusinessPerson struct {
 }
 
 // Person is the natural person behind a BusinessPerson. FirstName and
-// LastName are required; the rest may be left out.
+// LastName are required; the rest may be left out. Everything but the
+// document type identifies the person: personal data wherever it appears.
 type Person struct {
-	FirstName        string   `json:"firstName"`
-	LastName         string   `json:"lastName"`
-	DOB              string   `json:"dob"`
-	Nationality      []string `json:"nationality"`
-	BirthCountry     string   `json:"birthCountry"`
+	FirstName        string   `json:"firstName" ledger:"personal"`
+	LastName         string   `json:"lastName" ledger:"personal"`
+	DOB              string   `json:"dob" ledger:"personal"`
+	Nationality      []string `json:"nationality" ledger:"personal"`
+	BirthCountry     string   `json:"birthCountry" ledger:"personal"`
 	IDDocumentType   string   `json:"idDocumentType"`
-	IDDocumentNumber string   `json:"idDocumentNumber"`
-	Address          *Address `json:"address"`
+	IDDocumentNumber string   `json:"idDocumentNumber" ledger:"personal"`
+	Address          *Address `json:"address" ledger:"personal"`
 }
 
 // business checks a business object and returns it normalised.

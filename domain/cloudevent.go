@@ -53,19 +53,23 @@ func CloudEventType(eventType string, version int) string {
 	return "ledger." + eventType + ".v" + strconv.Itoa(version)
 }
 
-// PublicData returns r's data without the fields its event type marks
-// private (personal data and secrets): what NATS subscribers receive.
+// PublicData returns r's data without the members its event type's struct
+// annotates personal or secret (the EventDef's Private paths, at any depth):
+// what NATS subscribers receive (contract §9). The store keeps them.
+//
+// Data stored at an older schema version is upcast first, so the
+// annotations of the registered struct apply to the shape they describe;
+// a SchemaVersion of 0 means the registered one. It fails closed: an
+// unregistered type or a schema version above the registered one is an
+// error, never published as stored.
 func PublicData(r Record) (json.RawMessage, error) {
 	def, ok := eventTypes[r.Type]
-	if !ok || len(def.Private) == 0 {
-		return r.Data, nil
+	if !ok {
+		return nil, fmt.Errorf("publish %s: event type %q is not registered", r.ID, r.Type)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(r.Data, &fields); err != nil {
-		return nil, fmt.Errorf("decode data of %s: %w", r.ID, err)
+	public, err := def.publicData(r.SchemaVersion, r.Data)
+	if err != nil {
+		return nil, fmt.Errorf("publish %s: %w", r.ID, err)
 	}
-	for _, f := range def.Private {
-		delete(fields, f)
-	}
-	return json.Marshal(fields)
+	return public, nil
 }

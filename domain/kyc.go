@@ -41,7 +41,7 @@ type KYCDocument struct {
 type KYCDocumentUploaded struct {
 	DocumentID   uuid.UUID `json:"documentId"`
 	DocumentType string    `json:"documentType"`
-	FileName     string    `json:"fileName"`
+	FileName     string    `json:"fileName" ledger:"personal"`
 	ContentType  string    `json:"contentType"`
 	Size         int64     `json:"size"`   // bytes
 	SHA256       string    `json:"sha256"` // lowercase hex of the file's SHA-256
@@ -50,7 +50,7 @@ type KYCDocumentUploaded struct {
 func (KYCDocumentUploaded) EventType() string { return "user.kyc_document_uploaded" }
 
 var _ = register(EventDef{Type: "user.kyc_document_uploaded", Version: 1,
-	New: func() Event { return new(KYCDocumentUploaded) }, Private: []string{"fileName"},
+	New: func() Event { return new(KYCDocumentUploaded) },
 	Doc: "A KYC/KYB document was uploaded for the user; data is its metadata, never its bytes."})
 
 // UploadKYCDocument is a stored upload: the caller has streamed the file

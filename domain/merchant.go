@@ -57,16 +57,15 @@ type MerchantCreated struct {
 	Currency      string    `json:"currency"`
 	PayoutMethod  string    `json:"payoutMethod"`
 	BankName      string    `json:"bankName"`
-	AccountNumber string    `json:"accountNumber"`
-	PhoneNumber   string    `json:"phoneNumber"`
-	LNURL         string    `json:"lnurl"`
+	AccountNumber string    `json:"accountNumber" ledger:"personal"`
+	PhoneNumber   string    `json:"phoneNumber" ledger:"personal"`
+	LNURL         string    `json:"lnurl" ledger:"personal"`
 }
 
 func (MerchantCreated) EventType() string { return "merchant.created" }
 
 var _ = register(EventDef{Type: "merchant.created", Version: 1, New: func() Event { return new(MerchantCreated) },
-	Private: []string{"accountNumber", "phoneNumber", "lnurl"},
-	Doc:     "A merchant (a payment recipient: bank account, Kenyan momo number or Lightning destination) was created."})
+	Doc: "A merchant (a payment recipient: bank account, Kenyan momo number or Lightning destination) was created."})
 
 // ApplyMerchant folds one event into m. It cannot fail: events are facts.
 func ApplyMerchant(m Merchant, e Event) Merchant {

@@ -27,8 +27,8 @@ type MomoAccount struct {
 // MomoAccountAdded records POST /profile/momo.
 type MomoAccountAdded struct {
 	AccountID     uuid.UUID `json:"accountId"`
-	Label         string    `json:"label"`
-	PhoneNumber   string    `json:"phoneNumber"`
+	Label         string    `json:"label" ledger:"personal"`
+	PhoneNumber   string    `json:"phoneNumber" ledger:"personal"`
 	MobileNetwork string    `json:"mobileNetwork"`
 	CountryCode   string    `json:"countryCode"`
 }
@@ -38,8 +38,8 @@ type MomoAccountAdded struct {
 type MomoAccountUpdated struct {
 	AccountID   uuid.UUID `json:"accountId"`
 	Changed     []string  `json:"changed"`
-	Label       string    `json:"label"`
-	PhoneNumber string    `json:"phoneNumber"`
+	Label       string    `json:"label" ledger:"personal"`
+	PhoneNumber string    `json:"phoneNumber" ledger:"personal"`
 }
 
 // DefaultMomoAccountChanged records a new default (spec §3.3): the first
@@ -63,9 +63,9 @@ func (MomoAccountRemoved) EventType() string        { return "user.momo_account_
 
 var (
 	_ = register(EventDef{Type: "user.momo_account_added", Version: 1, New: func() Event { return new(MomoAccountAdded) },
-		Private: []string{"label", "phoneNumber"}, Doc: "A mobile-money payout account was added to the profile."})
+		Doc: "A mobile-money payout account was added to the profile."})
 	_ = register(EventDef{Type: "user.momo_account_updated", Version: 1, New: func() Event { return new(MomoAccountUpdated) },
-		Private: []string{"label", "phoneNumber"}, Doc: "A momo account's label or phone number changed."})
+		Doc: "A momo account's label or phone number changed."})
 	_ = register(EventDef{Type: "user.default_momo_account_changed", Version: 1,
 		New: func() Event { return new(DefaultMomoAccountChanged) },
 		Doc: "The profile's default momo account changed; accountId is null when the default was removed."})

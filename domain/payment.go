@@ -51,8 +51,8 @@ type Payment struct {
 	IsInstantPayment    bool              `json:"isInstantPayment"`
 	BufferRate          decimal.Decimal   `json:"bufferRate"`
 	WebhookURL          string            `json:"webhookUrl,omitempty"`
-	WebhookSecret       string            `json:"webhookSecret"`
-	Meta                json.RawMessage   `json:"meta"` // an object, as sent (internal keys are stripped on output)
+	WebhookSecret       string            `json:"webhookSecret" ledger:"secret"`
+	Meta                json.RawMessage   `json:"meta" ledger:"personal"` // an object, as sent (internal keys are stripped on output)
 	Status              string            `json:"status"`
 	StatusLog           string            `json:"statusLog"`
 	StatusLogs          []StatusLogEntry  `json:"statusLogs"`
@@ -71,7 +71,7 @@ type Payment struct {
 	ChangeRefundStatus  string            `json:"changeRefundStatus,omitempty"`
 	LightningInvoice    *LightningInvoice `json:"lightningInvoice,omitempty"`
 	DepositDetails      json.RawMessage   `json:"depositDetails,omitempty"`
-	RecipientDetails    RecipientDetails  `json:"recipientDetails"`
+	RecipientDetails    RecipientDetails  `json:"recipientDetails" ledger:"personal"`
 	ValidityDuration    int64             `json:"validityDuration"` // seconds
 	ExpiresAt           time.Time         `json:"expiresAt"`
 	Documents           int               `json:"documents"`
@@ -99,15 +99,20 @@ type LightningInvoice struct {
 // RecipientDetails is where the payout goes (recipientBankDetails), copied
 // from the merchant when the payment is created so a payment's history
 // says where its money went. Members a payout method does not use are empty.
+// The account number, phone number and Lightning address are personal
+// wherever a RecipientDetails appears; Name is the merchant's trading name
+// (published in merchant.created). payment.created withholds the whole
+// object all the same (the ledger tag on Payment): who a payer paid is for
+// auditors, not for the stream.
 type RecipientDetails struct {
 	Name          string `json:"name"`
 	Country       string `json:"country"`
 	Currency      string `json:"currency"`
 	PayoutMethod  string `json:"payoutMethod"`
 	BankName      string `json:"bankName,omitempty"`
-	AccountNumber string `json:"accountNumber,omitempty"`
-	PhoneNumber   string `json:"phoneNumber,omitempty"`
-	LNURL         string `json:"lnurl,omitempty"`
+	AccountNumber string `json:"accountNumber,omitempty" ledger:"personal"`
+	PhoneNumber   string `json:"phoneNumber,omitempty" ledger:"personal"`
+	LNURL         string `json:"lnurl,omitempty" ledger:"personal"`
 }
 
 // BankDeposit is depositBankDetails for a bank-transfer payment (spec §2.9):
@@ -142,17 +147,20 @@ type USDTDeposit struct {
 
 // PaymentCreated opens a payment's stream with everything POST /payments
 // decided: the request, the route, the quote and the funding details.
-// The webhook secret, the recipient's account and meta (which may name
-// people: memberName) are withheld from the NATS publication.
+// The webhook secret, the recipient's details and meta (free-form, may name
+// people: memberName) are withheld from the NATS publication by their
+// ledger tags on Payment. depositDetails is published: it holds our
+// collection account, a masked payer phone or a one-time USDT address.
 type PaymentCreated struct {
 	Payment // embedded: the event's data is the payment's members at the top level
 }
 
 // PaymentDocumentAttached records POST /payments/{id}/document: a supporting
-// document (spec §2.12) now in the document store.
+// document (spec §2.12) now in the document store. Its file name is personal
+// data, as a KYC upload's is: file names name people ("ann-invoice.pdf").
 type PaymentDocumentAttached struct {
 	DocumentID  uuid.UUID `json:"documentId"`
-	FileName    string    `json:"fileName"`
+	FileName    string    `json:"fileName" ledger:"personal"`
 	ContentType string    `json:"contentType"`
 	Size        int64     `json:"size"`
 	SHA256      string    `json:"sha256"`
@@ -165,8 +173,7 @@ func (PaymentDocumentAttached) EventType() string { return "payment.document_att
 
 var (
 	_ = register(EventDef{Type: "payment.created", Version: 1, New: func() Event { return new(PaymentCreated) },
-		Private: []string{"webhookSecret", "recipientDetails", "meta"},
-		Doc:     "A payment was created (status created): the request, its route, quote and funding details."})
+		Doc: "A payment was created (status created): the request, its route, quote and funding details."})
 	_ = register(EventDef{Type: "payment.document_attached", Version: 1, New: func() Event { return new(PaymentDocumentAttached) },
 		Doc: "A supporting document was attached to a payment (South African destinations)."})
 )

@@ -20,21 +20,22 @@ type ProfilePatch struct {
 // ProfileUpdated records the editable profile fields after a PATCH /profile
 // that changed them, and the names of the changed ones. Name, Sector,
 // FirstName and Address are the same fields of the user as in spec §2.1.
+// CompanyName is a business name and published; the person's names, phone
+// and address are personal data.
 type ProfileUpdated struct {
 	Changed     []string `json:"changed"`
-	Name        string   `json:"name"`
+	Name        string   `json:"name" ledger:"personal"`
 	CompanyName string   `json:"companyName"`
 	Sector      string   `json:"sector"`
-	FirstName   string   `json:"firstName"`
-	PhoneNumber string   `json:"phoneNumber"` // E.164
-	Address     *Address `json:"address"`
+	FirstName   string   `json:"firstName" ledger:"personal"`
+	PhoneNumber string   `json:"phoneNumber" ledger:"personal"` // E.164
+	Address     *Address `json:"address" ledger:"personal"`
 }
 
 func (ProfileUpdated) EventType() string { return "user.profile_updated" }
 
 var _ = register(EventDef{Type: "user.profile_updated", Version: 1, New: func() Event { return new(ProfileUpdated) },
-	Private: []string{"name", "firstName", "phoneNumber", "address"},
-	Doc:     "The token holder edited the profile; data holds every editable field and the names of the changed ones."})
+	Doc: "The token holder edited the profile; data holds every editable field and the names of the changed ones."})
 
 // DecideUpdateProfile applies a PATCH /profile to the token holder's user
 // (contract §4). firstName and address are KYC fields: changing one while

@@ -24,19 +24,21 @@ type Credential struct {
 	Revoked    bool
 }
 
-// TenantCreated opens a tenant's stream.
+// TenantCreated opens a tenant's stream. The owner's email is personal
+// data (contract §9); the tenant's name is published: it is the partner
+// business's name, not a person's, and analytics group events by it.
 type TenantCreated struct {
 	TenantID    uuid.UUID `json:"tenantId"`
 	Name        string    `json:"name"`
 	OwnerUserID uuid.UUID `json:"ownerUserId"`
-	OwnerEmail  string    `json:"ownerEmail"`
+	OwnerEmail  string    `json:"ownerEmail" ledger:"personal"`
 }
 
 // APIKeyCreated records a new credential pair. Only the SHA-256 of the secret
 // is kept; the secret itself is shown once to the operator and never stored.
 type APIKeyCreated struct {
 	APIKey     string `json:"apiKey"`
-	SecretHash string `json:"secretHash"` // lowercase hex SHA-256 of the secret
+	SecretHash string `json:"secretHash" ledger:"secret"` // lowercase hex SHA-256 of the secret
 }
 
 // APIKeyRevoked records that a credential and every token it obtained stop working.
@@ -50,9 +52,9 @@ func (APIKeyRevoked) EventType() string { return "tenant.api_key_revoked" }
 
 var (
 	_ = register(EventDef{Type: "tenant.created", Version: 1, New: func() Event { return new(TenantCreated) },
-		Private: []string{"ownerEmail"}, Doc: "A tenant (partner account) was created with its owner user."})
+		Doc: "A tenant (partner account) was created with its owner user."})
 	_ = register(EventDef{Type: "tenant.api_key_created", Version: 1, New: func() Event { return new(APIKeyCreated) },
-		Private: []string{"secretHash"}, Doc: "An API key pair was issued to the tenant."})
+		Doc: "An API key pair was issued to the tenant."})
 	_ = register(EventDef{Type: "tenant.api_key_revoked", Version: 1, New: func() Event { return new(APIKeyRevoked) },
 		Doc: "An API key was revoked; tokens obtained with it stop working at once."})
 )

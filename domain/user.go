@@ -39,8 +39,8 @@ type User struct {
 // UserCreated opens a user's stream.
 type UserCreated struct {
 	UserID uuid.UUID `json:"userId"`
-	Email  string    `json:"email"`
-	Name   string    `json:"name"`
+	Email  string    `json:"email" ledger:"personal"`
+	Name   string    `json:"name" ledger:"personal"`
 	Role   string    `json:"role"`
 }
 
@@ -54,7 +54,7 @@ func (UserDisabled) EventType() string { return "user.disabled" }
 
 var (
 	_ = register(EventDef{Type: "user.created", Version: 1, New: func() Event { return new(UserCreated) },
-		Private: []string{"email", "name"}, Doc: "A user was created in a tenant."})
+		Doc: "A user was created in a tenant."})
 	_ = register(EventDef{Type: "user.disabled", Version: 1, New: func() Event { return new(UserDisabled) },
 		Doc: "A user was disabled (Inactive): hidden from lists, 404 everywhere, its tokens revoked."})
 )

@@ -26,21 +26,23 @@ var kycFields = []string{"firstName", "middleName", "lastName", "dob", "national
 
 // UserDetails are the fields of spec §2.1 that PATCH /users/{userId} sets, as
 // stored. An empty string, a nil pointer or an empty slice means null: not
-// filled yet. PATCH /profile shares FirstName, Sector and Address.
+// filled yet. PATCH /profile shares FirstName, Sector and Address. The
+// categories (entityType, sector, idDocumentType) are published; the rest
+// identifies the user and is personal data (contract §9).
 type UserDetails struct {
 	EntityType       string           `json:"entityType"`
-	FirstName        string           `json:"firstName"`
-	MiddleName       string           `json:"middleName"`
-	LastName         string           `json:"lastName"`
-	DOB              string           `json:"dob"`         // YYYY-MM-DD
-	Nationality      []string         `json:"nationality"` // ISO 3166-1 alpha-3
-	BirthCountry     string           `json:"birthCountry"`
+	FirstName        string           `json:"firstName" ledger:"personal"`
+	MiddleName       string           `json:"middleName" ledger:"personal"`
+	LastName         string           `json:"lastName" ledger:"personal"`
+	DOB              string           `json:"dob" ledger:"personal"`         // YYYY-MM-DD
+	Nationality      []string         `json:"nationality" ledger:"personal"` // ISO 3166-1 alpha-3
+	BirthCountry     string           `json:"birthCountry" ledger:"personal"`
 	Sector           string           `json:"sector"`
-	Address          *Address         `json:"address"`
+	Address          *Address         `json:"address" ledger:"personal"`
 	IDDocumentType   string           `json:"idDocumentType"` // lowercase
-	IDDocumentNumber string           `json:"idDocumentNumber"`
-	Business         *Business        `json:"business"`
-	BusinessPersons  []BusinessPerson `json:"businessPersons"`
+	IDDocumentNumber string           `json:"idDocumentNumber" ledger:"personal"`
+	Business         *Business        `json:"business" ledger:"personal"`
+	BusinessPersons  []BusinessPerson `json:"businessPersons" ledger:"personal"`
 }
 
 // UserPatch is the body of PATCH /users/{userId}: exactly the fields of
@@ -96,8 +98,6 @@ func (UserVerificationChanged) EventType() string { return "user.verification_ch
 
 var (
 	_ = register(EventDef{Type: "user.updated", Version: 1, New: func() Event { return new(UserUpdated) },
-		Private: []string{"firstName", "middleName", "lastName", "dob", "nationality", "birthCountry", "address",
-			"idDocumentNumber", "business", "businessPersons"},
 		Doc: "A user's KYC or KYB details changed; data holds them all and the names of the changed fields."})
 	_ = register(EventDef{Type: "user.verification_changed", Version: 1,
 		New: func() Event { return new(UserVerificationChanged) },
