@@ -319,3 +319,43 @@ func TestSlowReceiverDelaysNoOneElse(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestChangeRefundWithDriftingPrice: with the sandbox price drifting, the
+// conversion happens at the price of that moment, and the sats received
+// beyond what the payout cost then are the change (contract §7).
+func TestChangeRefundWithDriftingPrice(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, map[string]string{"LEDGER_SANDBOX_PRICE_DRIFT": "0.04/4s"})
+	momoFail := mustStatus(t, p.s.call(t, http.MethodPost, "/merchants", p.tok,
+		`{"name":"Unregistered","country":"Kenya","phoneNumber":"+254700000002"}`), http.StatusCreated)["id"].(string)
+	var ids []string
+	for i := range 4 {
+		ids = append(ids, p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":1500,"reference":"r","bufferRate":0.1}`, p.za))["id"].(string))
+		time.Sleep(time.Duration(i) * 300 * time.Millisecond) // deposits at other points of the price wave
+	}
+	for _, id := range ids {
+		mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
+	}
+	prices := map[any]bool{}
+	for _, id := range ids {
+		got := p.waitFor(t, id, 20*time.Second, statusIs("success"))
+		prices[got["btcPrice"]] = true
+		deposited := int64(got["amountDeposited"].(float64))
+		converted, _ := strconv.ParseInt(got["amountBtc"].(string), 10, 64)
+		change := int64(got["changeRefundAmount"].(float64))
+		if change <= 0 || got["changeRefundStatus"] != "pending" || deposited-converted != change {
+			t.Errorf("payment %s: deposited %d, converted %d sats, change %d (%v); want the 10%% buffer's rest as change",
+				id, deposited, converted, change, got["changeRefundStatus"])
+		}
+	}
+	if len(prices) < 2 {
+		t.Errorf("conversion prices: got %v, want the drift to move them", prices)
+	}
+	// The documented failing momo number: the payout is rejected.
+	id := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":1000}`, momoFail))["id"].(string)
+	mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
+	got := p.waitFor(t, id, 20*time.Second, statusIs("failed"))
+	if got["statusLog"] != "Payout rejected: the number is not registered for mobile money" {
+		t.Errorf("momo failure: got %q", got["statusLog"])
+	}
+}
