@@ -3,6 +3,7 @@
 //
 //	ledgerbench append [flags]     event-store append rate vs raw INSERTs, relay lag
 //	ledgerbench payments [flags]   POST /payments through a real ledgerd vs raw INSERTs, its RSS
+//	ledgerbench lifecycle [flags]  payments at a fixed rate from creation to their payment.success webhook
 //
 // It measures the real packages (eventstore, projections), or a real
 // ledgerd process, against real servers, on a database and a JetStream
@@ -37,11 +38,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("no mode given")
 	}
 	switch args[0] {
-	case "append", "payments":
-		mode := runAppend
-		if args[0] == "payments" {
-			mode = runPayments
-		}
+	case "append", "payments", "lifecycle":
+		mode := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
+			"append": runAppend, "payments": runPayments, "lifecycle": runLifecycle}[args[0]]
 		err := mode(ctx, args[1:], stdout, stderr)
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -64,6 +63,9 @@ modes:
              against raw single-row INSERTs, with the relay's lag to JetStream
   payments   POST /payments throughput and latency through a real ledgerd
              process, against raw single-row INSERTs, with ledgerd's RSS
+  lifecycle  payments at a fixed rate through a real ledgerd, from POST /payments
+             and the sandbox deposit to their payment.success webhook: latency,
+             completions/s, lost and duplicated webhooks, ledgerd's RSS
 
 Run "ledgerbench <mode> -h" for a mode's flags.
 `)

@@ -107,21 +107,26 @@ func callJSON(ctx context.Context, client *http.Client, url, token string, body 
 	return nil
 }
 
-// paymentRequest is the body of POST /payments the load sends.
+// paymentRequest is the body of POST /payments the load sends; the webhook
+// fields only where the load has them (the lifecycle mode's).
 type paymentRequest struct {
-	MerchantID string `json:"merchantId"`
-	Amount     int    `json:"amount"`
-	Reference  string `json:"reference"`
+	MerchantID    string `json:"merchantId"`
+	Amount        int    `json:"amount"`
+	Reference     string `json:"reference"`
+	WebhookURL    string `json:"webhookUrl,omitempty"`
+	WebhookSecret string `json:"webhookSecret,omitempty"`
 }
 
 // paymentLoad is the payments phase's operation: worker w pays as partner
 // w % len(partners), a random amount of 100 to 5,000 ZAR with a reference
-// numbered across the run.
+// numbered across the run, and webhookURL and webhookSecret where set.
 type paymentLoad struct {
-	client   *http.Client
-	baseURL  string
-	partners []partner
-	n        atomic.Int64
+	client        *http.Client
+	baseURL       string
+	partners      []partner
+	webhookURL    string
+	webhookSecret string
+	n             atomic.Int64
 }
 
 // op creates one payment.
@@ -133,7 +138,7 @@ func (l *paymentLoad) op(ctx context.Context, w int) error {
 // create POSTs one payment for p and returns the 201 answer's body.
 func (l *paymentLoad) create(ctx context.Context, p partner) ([]byte, error) {
 	body, err := json.Marshal(paymentRequest{MerchantID: p.MerchantID, Amount: 100 + rand.IntN(4901),
-		Reference: fmt.Sprintf("Bench %d", l.n.Add(1))})
+		Reference: fmt.Sprintf("Bench %d", l.n.Add(1)), WebhookURL: l.webhookURL, WebhookSecret: l.webhookSecret})
 	if err != nil {
 		return nil, err
 	}

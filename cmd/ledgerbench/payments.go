@@ -7,18 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
@@ -27,18 +22,12 @@ import (
 
 // paymentsConfig is the payments mode's flags.
 type paymentsConfig struct {
-	databaseURL  string
-	natsURL      string
-	concurrency  []int
-	duration     time.Duration
-	partners     int
-	dbMaxConns   int
-	ledgerd      string // binary; empty: build cmd/ledgerd
-	ledgerctl    string // binary; empty: build cmd/ledgerctl
-	readyTimeout time.Duration
-	relayWait    time.Duration
-	out          string
-	keep         bool
+	server      ledgerdSpec // -database-url, -nats-url, -db-max-conns, -ledgerd, -ledgerctl, -ready-timeout, -keep
+	concurrency []int
+	duration    time.Duration
+	partners    int
+	relayWait   time.Duration
+	out         string
 }
 
 func parsePaymentsFlags(args []string, stderr io.Writer) (paymentsConfig, error) {
@@ -61,20 +50,13 @@ flags:
 `)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&c.databaseURL, "database-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
-		"Postgres server (a postgres:// URL); ledgerd creates and migrates a database ledgerbench_<random> on it")
-	fs.StringVar(&c.natsURL, "nats-url", nats.DefaultURL, "NATS server with JetStream for ledgerd's relay (ledgerd's NATS_URL)")
+	ledgerdFlags(fs, &c.server)
 	levels := fs.String("concurrency", "1,16,64", "comma-separated concurrency levels (workers sending requests back to back)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of each timed phase (payments, then raw INSERTs) per level")
 	fs.IntVar(&c.partners, "partners", 8, "simulated partners (tenants, each with a token and a merchant); worker w pays as partner w % partners")
-	fs.IntVar(&c.dbMaxConns, "db-max-conns", 32, "ledgerd's Postgres pool size (LEDGER_DB_MAX_CONNS)")
-	fs.StringVar(&c.ledgerd, "ledgerd", "", "ledgerd binary to run (default: go build ./cmd/ledgerd into a temporary directory)")
-	fs.StringVar(&c.ledgerctl, "ledgerctl", "", "ledgerctl binary to run (default: go build ./cmd/ledgerctl into a temporary directory)")
-	fs.DurationVar(&c.readyTimeout, "ready-timeout", time.Minute, "longest wait for ledgerd's GET /readyz to answer 200")
 	fs.DurationVar(&c.relayWait, "relay-wait", 30*time.Second,
 		"longest wait for ledgerd's relay to publish every event before a phase, so the baseline does not share the machine with it")
 	fs.StringVar(&c.out, "out", "bench-payments.json", "JSON report path")
-	fs.BoolVar(&c.keep, "keep", false, "keep the database and the JetStream stream for inspection")
 	err := fs.Parse(args)
 	if err != nil {
 		return c, err
@@ -88,7 +70,7 @@ flags:
 	if c.duration <= 0 {
 		return c, errors.New("-duration must be positive")
 	}
-	if c.partners < 1 || c.dbMaxConns < 1 {
+	if c.partners < 1 || c.server.DBMaxConns < 1 {
 		return c, errors.New("-partners and -db-max-conns must be positive")
 	}
 	return c, nil
@@ -111,79 +93,32 @@ func runPayments(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err != nil {
 		return err
 	}
-	suffix := randomHex(6)
-	dbName := "ledgerbench_" + suffix
-	stream, prefix := "LEDGERBENCH_"+strings.ToUpper(suffix), "ledgerbench"+suffix
-	cleanup := context.WithoutCancel(ctx) // cleanup runs after Ctrl-C too
-	dbURL, err := databaseURLFor(cfg.databaseURL, dbName)
+	lg, err := startBenchLedgerd(ctx, cfg.server, stderr)
 	if err != nil {
 		return err
 	}
-
-	// Cleanup is registered before ledgerd can create anything, and runs
-	// after it stopped (defers run last first): database, then stream.
-	if !cfg.keep {
-		defer func() { err = errors.Join(err, dropDatabase(cleanup, cfg.databaseURL, dbName)) }()
-	} else {
-		defer fmt.Fprintf(stderr, "ledgerbench: kept database %s and stream %s\n", dbName, stream)
-	}
-	nc, err := nats.Connect(cfg.natsURL, nats.Name("ledgerbench"))
-	if err != nil {
-		return fmt.Errorf("connect to nats: %w", err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("jetstream: %w", err)
-	}
-	if !cfg.keep {
-		defer func() { err = errors.Join(err, deleteStream(cleanup, js, stream)) }()
-	}
-
-	tmp, err := os.MkdirTemp("", "ledgerbench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	if err := buildMissing(ctx, &cfg, tmp, stderr); err != nil {
-		return err
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return err
-	}
-	server, err := startLedgerd(cfg.ledgerd, addr, ledgerEnv("DATABASE_URL="+dbURL, "NATS_URL="+cfg.natsURL,
-		"LEDGER_NATS_STREAM="+stream, "LEDGER_NATS_SUBJECT_PREFIX="+prefix, "LEDGER_ADDR="+addr,
-		"LEDGER_LOG_LEVEL=warn", "LEDGER_DB_MAX_CONNS="+strconv.Itoa(cfg.dbMaxConns), "LEDGER_MODE=sandbox",
-		"LEDGER_DATA_DIR="+filepath.Join(tmp, "data")), stderr)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, server.stop(30*time.Second)) }()
-	if err := server.waitReady(ctx, cfg.readyTimeout); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "ledgerbench: ledgerd (pid %d) ready at %s on database %s, stream %s\n", server.PID(), addr, dbName, stream)
+	defer func() { err = errors.Join(err, lg.close()) }()
+	server, dbName, stream, prefix := lg.Server, lg.DBName, lg.Stream, lg.Prefix
 
 	maxLevel := slices.Max(cfg.concurrency)
 	maxConns := int32(maxLevel + 1) // a worker each, one for CHECKPOINT and the relay check; no spare: ledgerd shares max_connections
-	pool, err := openPool(ctx, cfg.databaseURL, dbName, maxConns)
+	pool, err := openPool(ctx, cfg.server.DatabaseURL, dbName, maxConns)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	warnConnections(ctx, pool, cfg.dbMaxConns, int(maxConns), stderr)
+	warnConnections(ctx, pool, cfg.server.DBMaxConns, int(maxConns), stderr)
 	if _, err := pool.Exec(ctx, createRawTable); err != nil {
 		return fmt.Errorf("create raw_inserts: %w", err)
 	}
-	mach, err := describeMachine(ctx, pool, nc)
+	mach, err := describeMachine(ctx, pool, lg.NC)
 	if err != nil {
 		return err
 	}
 
 	client := newHTTPClient(maxLevel)
 	defer client.CloseIdleConnections()
-	partners, err := setupPartners(ctx, client, cfg.ledgerctl, ledgerEnv("DATABASE_URL="+dbURL), server.BaseURL, cfg.partners)
+	partners, err := lg.setupPartners(ctx, client, cfg.partners)
 	if err != nil {
 		return err
 	}
@@ -196,9 +131,9 @@ func runPayments(ctx context.Context, args []string, stdout, stderr io.Writer) (
 
 	rep := paymentsReport{Mode: "payments", StartedAt: time.Now().UTC(), Machine: mach, Params: paymentsParams{
 		DatabaseServer: pool.Config().ConnConfig.Host + ":" + strconv.Itoa(int(pool.Config().ConnConfig.Port)),
-		Database:       dbName, Kept: cfg.keep, NATSURL: cfg.natsURL, Stream: stream, SubjectPrefix: prefix,
+		Database:       dbName, Kept: cfg.server.Keep, NATSURL: cfg.server.NATSURL, Stream: stream, SubjectPrefix: prefix,
 		Concurrency: cfg.concurrency, DurationSeconds: cfg.duration.Seconds(), RelayWaitSecs: cfg.relayWait.Seconds(),
-		Partners: cfg.partners, LedgerdDBMaxConns: cfg.dbMaxConns, PoolMaxConns: maxConns,
+		Partners: cfg.partners, LedgerdDBMaxConns: cfg.server.DBMaxConns, PoolMaxConns: maxConns,
 		RawPayloadBytes: len(b.payload), ResponseBytes: responseBytes,
 	}}
 	for _, c := range cfg.concurrency {
@@ -220,27 +155,6 @@ func runPayments(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		return err
 	}
 	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
-	return nil
-}
-
-// buildMissing builds ledgerd and ledgerctl into dir unless their flags
-// name binaries.
-func buildMissing(ctx context.Context, cfg *paymentsConfig, dir string, stderr io.Writer) error {
-	var names []string
-	var dst []*string
-	if cfg.ledgerd == "" {
-		names, dst = append(names, "ledgerd"), append(dst, &cfg.ledgerd)
-	}
-	if cfg.ledgerctl == "" {
-		names, dst = append(names, "ledgerctl"), append(dst, &cfg.ledgerctl)
-	}
-	paths, err := buildCommands(ctx, dir, stderr, names...)
-	if err != nil {
-		return err
-	}
-	for i, p := range paths {
-		*dst[i] = p
-	}
 	return nil
 }
 
@@ -395,16 +309,23 @@ const outboxPending = `SELECT (SELECT last_position - published_position FROM se
 // shares the machine with a relay catching up. It returns how long that
 // took and whether it happened.
 func (b *paymentsBench) waitRelay(ctx context.Context) (time.Duration, bool, error) {
+	return waitRelay(ctx, b.pool, b.cfg.relayWait)
+}
+
+// waitRelay waits up to limit for ledgerd's outbox on the database of pool
+// to be empty (outboxPending), and returns how long that took and whether
+// it happened.
+func waitRelay(ctx context.Context, pool *pgxpool.Pool, limit time.Duration) (time.Duration, bool, error) {
 	start := time.Now()
 	for {
 		var pending int64
-		if err := b.pool.QueryRow(ctx, outboxPending).Scan(&pending); err != nil {
+		if err := pool.QueryRow(ctx, outboxPending).Scan(&pending); err != nil {
 			return 0, false, fmt.Errorf("outbox pending: %w", err)
 		}
 		if pending <= 0 {
 			return time.Since(start), true, nil
 		}
-		if time.Since(start) >= b.cfg.relayWait {
+		if time.Since(start) >= limit {
 			return time.Since(start), false, nil
 		}
 		select {
