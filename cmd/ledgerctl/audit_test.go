@@ -1,0 +1,543 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/shopspring/decimal"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/testenv"
+)
+
+// The audit tests build one ledger on a real Postgres through the domain
+// and the event store (the sequencer runs in the relay, publishing to a
+// JetStream stream of the test's own), then corrupt copies of it, one
+// corruption per copy, and run `ledgerctl audit verify` on each through run.
+
+// auditLedger is the seeded ledger: its database and the ids the
+// corruptions aim at.
+type auditLedger struct {
+	url      string
+	tenantA  uuid.UUID
+	user     uuid.UUID // a Normal User of tenant A with details, profile, momo accounts, KYC
+	merchant uuid.UUID // tenant A's ZAR bank merchant, "Shop Alpha"
+	paid     uuid.UUID // tenant A's payment that went all the way to success
+	events   int
+}
+
+var auditPrices = domain.BTCPrices{"ZAR": decimal.NewFromInt(1_800_000), "KES": decimal.NewFromInt(12_000_000)}
+
+// auditSeed builds the ledger and stops everything that uses its database,
+// so that it can serve as a template.
+func auditSeed(t *testing.T) auditLedger {
+	t.Helper()
+	ctx := auditContext(t, 2*time.Minute)
+	l := auditLedger{url: testenv.NewDatabase(t)}
+	db, err := openDatabase(ctx, l.url)
+	if err != nil {
+		t.Fatalf("open database: %v", err)
+	}
+	defer db.close()
+	stopRelay := auditRelay(t, db)
+	defer stopRelay()
+
+	// Tenants through the operator's own commands.
+	var a, b keyPair
+	auditRun(t, l.url, &a, "tenant", "create", "--name", "Acme", "--email", "owner@acme.test")
+	auditRun(t, l.url, &b, "tenant", "create", "--name", "Bolt", "--email", "owner@bolt.test")
+	var extra keyPair
+	auditRun(t, l.url, &extra, "apikey", "create", "--tenant", a.TenantID)
+	auditRun(t, l.url, nil, "apikey", "revoke", extra.APIKey)
+	l.tenantA = uuid.MustParse(a.TenantID)
+	tenantB := uuid.MustParse(b.TenantID)
+
+	s := auditSteps{t: t, ctx: ctx, store: db.store}
+	now := time.Now()
+
+	// A user with everything a user stream can hold, and one disabled.
+	l.user = uuid.Must(uuid.NewV7())
+	user := domain.StreamRef{TenantID: l.tenantA, Type: "user", ID: l.user}
+	s.user(user, func(u domain.User) ([]domain.Event, error) {
+		return domain.DecideCreateUser(u, domain.CreateUser{UserID: l.user, Email: "ann@acme.test", Name: "Ann"})
+	})
+	s.user(user, func(u domain.User) ([]domain.Event, error) {
+		return domain.DecideUpdateUser(u, domain.UpdateUser{ByTenant: true, Patch: domain.UserPatch{
+			FirstName: domain.Some("Ann"), LastName: domain.Some("Smith"), DOB: domain.Some("1990-01-02"),
+			Nationality: domain.Some([]string{"KEN"}), AddressLine1: domain.Some("1 Moi Avenue"),
+			AddressCity: domain.Some("Nairobi"), AddressPostalCode: domain.Some("00100"), AddressCountry: domain.Some("KEN"),
+			IDDocumentType: domain.Some("passport"), IDDocumentNumber: domain.Some("A1234567")}}, now)
+	})
+	s.user(user, func(u domain.User) ([]domain.Event, error) {
+		return domain.DecideUpdateProfile(u, domain.ProfilePatch{CompanyName: domain.Some("Ann's Shop"),
+			PhoneNumber: domain.Some("+254711000001"), Sector: domain.Some("retail")})
+	})
+	var momo [3]uuid.UUID
+	for i, phone := range []string{"+254711000002", "+254711000003", "+254711000004"} {
+		momo[i] = uuid.Must(uuid.NewV7())
+		label := "account " + phone[len(phone)-1:]
+		s.user(user, func(u domain.User) ([]domain.Event, error) {
+			return domain.DecideAddMomoAccount(u, domain.AddMomoAccount{AccountID: momo[i], PhoneNumber: phone,
+				MobileNetwork: domain.MomoNetwork, CountryCode: domain.MomoCountry, Label: &label})
+		})
+	}
+	s.user(user, func(u domain.User) ([]domain.Event, error) {
+		return domain.DecideUpdateMomoAccount(u, domain.UpdateMomoAccount{AccountID: momo[1],
+			Patch: domain.MomoPatch{Label: domain.Some("work"), IsDefault: domain.Some(true)}})
+	})
+	s.user(user, func(u domain.User) ([]domain.Event, error) { return domain.DecideRemoveMomoAccount(u, momo[2]) })
+	s.user(user, func(u domain.User) ([]domain.Event, error) {
+		return domain.DecideUploadKYCDocument(u, domain.UploadKYCDocument{DocumentID: uuid.Must(uuid.NewV7()),
+			DocumentType: "Passport", FileName: "passport.pdf", ContentType: domain.ContentTypePDF, Size: 2048,
+			SHA256: strings.Repeat("ab", 32)})
+	})
+	s.user(user, func(u domain.User) ([]domain.Event, error) {
+		return domain.DecideUpdateUser(u, domain.UpdateUser{ByTenant: true, Patch: domain.UserPatch{IsVerified: domain.Some(true)}}, now)
+	})
+	gone := domain.StreamRef{TenantID: l.tenantA, Type: "user", ID: uuid.Must(uuid.NewV7())}
+	s.user(gone, func(u domain.User) ([]domain.Event, error) {
+		return domain.DecideCreateUser(u, domain.CreateUser{UserID: gone.ID, Email: "bob@acme.test", Name: "Bob"})
+	})
+	s.user(gone, domain.DecideDisableUser)
+
+	// Merchants: a South African bank account, a Kenyan momo number.
+	shop := s.merchant(l.tenantA, domain.CreateMerchant{Name: "Shop Alpha", Country: domain.CountrySouthAfrica,
+		BankName: "Nedbank", AccountNumber: "1234567890"})
+	l.merchant = shop.ID
+	duka := s.merchant(tenantB, domain.CreateMerchant{Name: "Duka", Country: domain.CountryKenya, PhoneNumber: "+254722000001"})
+
+	// Payments through their lifecycle.
+	l.paid = s.payment(l.tenantA, l.user, shop, now)
+	s.deposit(l.tenantA, l.paid, 2, now)                                      // partial: deposit_received
+	s.pay(l.tenantA, l.paid, func(p domain.Payment) ([]domain.Event, error) { // a supporting document
+		return domain.DecideAttachPaymentDocument(p, domain.AttachPaymentDocument{DocumentID: s.document(l.tenantA, l.paid),
+			FileName: "invoice.pdf", ContentType: domain.ContentTypePDF, Size: 4, SHA256: strings.Repeat("cd", 32), Now: now})
+	})
+	s.deposit(l.tenantA, l.paid, 1, now) // the rest: deposited
+	s.payout(l.tenantA, l.paid, false, now)
+	s.pay(l.tenantA, l.paid, func(p domain.Payment) ([]domain.Event, error) {
+		return domain.DecideWebhookAttempt(p, domain.WebhookAttempt{EventID: uuid.New(), Type: "payment.success", Attempt: 1,
+			StatusCode: 500, Duration: 40 * time.Millisecond, Err: "HTTP 500", Now: now}, domain.WebhookRetrySchedule)
+	})
+
+	failed := s.payment(l.tenantA, l.user, shop, now)
+	s.deposit(l.tenantA, failed, 1, now)
+	s.payout(l.tenantA, failed, true, now)
+
+	expired := s.payment(l.tenantA, l.user, shop, now)
+	s.deposit(l.tenantA, expired, 3, now)
+	s.pay(l.tenantA, expired, func(p domain.Payment) ([]domain.Event, error) {
+		return domain.DecideExpire(p, p.ExpiresAt.Add(time.Second))
+	})
+	s.payment(l.tenantA, l.user, shop, now) // still waiting for funds
+
+	kes := s.payment(tenantB, uuid.New(), duka, now)
+	s.deposit(tenantB, kes, 1, now)
+	s.payout(tenantB, kes, false, now)
+
+	l.events = auditWaitSequenced(t, ctx, db)
+	return l
+}
+
+// auditSteps appends through eventstore.Execute, as ledgerd does.
+type auditSteps struct {
+	t     *testing.T
+	ctx   context.Context
+	store *eventstore.Store
+}
+
+var auditMeta = domain.Metadata{Actor: "operator:test"}
+
+func (s auditSteps) user(ref domain.StreamRef, decide func(domain.User) ([]domain.Event, error)) {
+	s.t.Helper()
+	if _, err := eventstore.Execute(s.ctx, s.store, ref, auditMeta, domain.ApplyUser, decide); err != nil {
+		s.t.Fatalf("user %s: %v", ref.ID, err)
+	}
+}
+
+func (s auditSteps) merchant(tenant uuid.UUID, c domain.CreateMerchant) domain.Merchant {
+	s.t.Helper()
+	c.MerchantID = uuid.Must(uuid.NewV7())
+	m, err := eventstore.Execute(s.ctx, s.store, domain.StreamRef{TenantID: tenant, Type: "merchant", ID: c.MerchantID},
+		auditMeta, domain.ApplyMerchant, func(m domain.Merchant) ([]domain.Event, error) { return domain.DecideCreateMerchant(m, c) })
+	if err != nil {
+		s.t.Fatalf("create merchant: %v", err)
+	}
+	return m
+}
+
+func (s auditSteps) pay(tenant, id uuid.UUID, decide func(domain.Payment) ([]domain.Event, error)) domain.Payment {
+	s.t.Helper()
+	p, err := eventstore.Execute(s.ctx, s.store, domain.StreamRef{TenantID: tenant, Type: "payment", ID: id},
+		auditMeta, domain.ApplyPayment, decide)
+	if err != nil {
+		s.t.Fatalf("payment %s: %v", id, err)
+	}
+	return p
+}
+
+// payment creates a Lightning-funded payment of 1500 to m.
+func (s auditSteps) payment(tenant, user uuid.UUID, m domain.Merchant, now time.Time) uuid.UUID {
+	s.t.Helper()
+	o, err := domain.ValidatePaymentRequest(domain.PaymentRequest{MerchantID: m.ID.String(), Amount: json.RawMessage("1500"),
+		Reference: "inv 42", WebhookURL: "http://127.0.0.1:9/hook", WebhookSecret: "whsec"}, true)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	plan, err := domain.PlanPayment(o, m, domain.User{}, domain.DefaultValidity, now, time.UTC)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	q, err := domain.QuotePayment(domain.QuoteInput{FromCurrency: "BTC", DestinationCurrency: m.Currency, Amount: 1500,
+		Prices: auditPrices})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	id := uuid.Must(uuid.NewV7())
+	s.pay(tenant, id, func(p domain.Payment) ([]domain.Event, error) {
+		return domain.DecideCreatePayment(p, domain.CreatePayment{PaymentID: id, UserID: user, Plan: plan, Quote: q,
+			Funding: domain.PaymentFunding{Invoice: &domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: q.AmountSats}},
+			Now:     now})
+	})
+	return id
+}
+
+// deposit pays 1/part of what is outstanding (part 1: all of it).
+func (s auditSteps) deposit(tenant, id uuid.UUID, part int64, now time.Time) {
+	s.t.Helper()
+	s.pay(tenant, id, func(p domain.Payment) ([]domain.Event, error) {
+		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: p.Outstanding().Div(decimal.NewFromInt(part)).Ceil(), Now: now})
+	})
+}
+
+// payout converts and records the rail's answer.
+func (s auditSteps) payout(tenant, id uuid.UUID, rejected bool, now time.Time) {
+	s.t.Helper()
+	s.pay(tenant, id, func(p domain.Payment) ([]domain.Event, error) {
+		return domain.DecideBeginPayout(p, domain.BeginPayout{Prices: auditPrices, Now: now})
+	})
+	s.pay(tenant, id, func(p domain.Payment) ([]domain.Event, error) {
+		return domain.DecidePayoutResult(p, domain.PayoutResult{PayoutID: "po-" + id.String()[:8], Rejected: rejected,
+			Reason: "account closed", Now: now})
+	})
+}
+
+// document stores a supporting document's bytes (payment_documents refers to them).
+func (s auditSteps) document(tenant, payment uuid.UUID) uuid.UUID {
+	s.t.Helper()
+	id := uuid.Must(uuid.NewV7())
+	_, err := s.store.Pool().Exec(s.ctx, `INSERT INTO documents (id, tenant_id, owner, content_type, size, sha256, file_name)
+		VALUES ($1, $2, $3, 'application/pdf', 4, $4, 'invoice.pdf')`, id, tenant, payment, strings.Repeat("cd", 32))
+	if err != nil {
+		s.t.Fatalf("store document: %v", err)
+	}
+	return id
+}
+
+// auditRelay runs the relay (and so the sequencer) on db until stopped.
+func auditRelay(t *testing.T, db *database) (stop func()) {
+	t.Helper()
+	nc, err := nats.Connect(testenv.NATSURL())
+	if err != nil {
+		t.Fatalf("connect to NATS: %v", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := testenv.NewStream(t)
+	relay := eventstore.NewRelay(db.pool, js, eventstore.RelayConfig{Stream: stream.Name, SubjectPrefix: stream.SubjectPrefix},
+		slog.New(slog.DiscardHandler), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { relay.Run(ctx); close(done) }()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			nc.Close()
+		})
+	}
+}
+
+// auditWaitSequenced waits until every event has its position and hash,
+// and returns how many there are.
+func auditWaitSequenced(t *testing.T, ctx context.Context, db *database) int {
+	t.Helper()
+	for {
+		var total, waiting int
+		err := db.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE position IS NULL) FROM events`).Scan(&total, &waiting)
+		if err != nil {
+			t.Fatalf("count events: %v", err)
+		}
+		if waiting == 0 {
+			return total
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d of %d events still unsequenced", waiting, total)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// auditRun runs one ledgerctl command on the database at dbURL and decodes
+// its JSON output into out (nil: ignored); the command must succeed.
+func auditRun(t *testing.T, dbURL string, out any, args ...string) {
+	t.Helper()
+	var stdout bytes.Buffer
+	if err := run(auditContext(t, time.Minute), args, auditEnv(dbURL), &stdout); err != nil {
+		t.Fatalf("ledgerctl %s: %v", strings.Join(args, " "), err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+			t.Fatalf("ledgerctl %s: decode %q: %v", strings.Join(args, " "), stdout.String(), err)
+		}
+	}
+}
+
+// auditVerifyJSON runs `ledgerctl audit verify --json` on dbURL.
+func auditVerifyJSON(t *testing.T, dbURL string, args ...string) (auditReport, error) {
+	t.Helper()
+	var stdout bytes.Buffer
+	err := run(auditContext(t, time.Minute), append([]string{"audit", "verify", "--json", "--max", "100"}, args...),
+		auditEnv(dbURL), &stdout)
+	var rep auditReport
+	if jerr := json.Unmarshal(stdout.Bytes(), &rep); jerr != nil {
+		t.Fatalf("audit verify --json: decode %q: %v (command error: %v)", stdout.String(), jerr, err)
+	}
+	return rep, err
+}
+
+func auditEnv(dbURL string) func(string) string {
+	return func(k string) string {
+		if k == "DATABASE_URL" {
+			return dbURL
+		}
+		return ""
+	}
+}
+
+func auditContext(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// auditCloneMu serialises copies of the template database.
+var auditCloneMu sync.Mutex
+
+// auditClone returns the URL of a new database copied from the one at
+// src, which no one may be connected to; it is dropped when t ends.
+func auditClone(t *testing.T, src string) string {
+	t.Helper()
+	ctx := auditContext(t, time.Minute)
+	u, err := url.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := strings.TrimPrefix(u.Path, "/")
+	name := testenv.Name("ledger_test_audit_")
+	admin := func() *pgx.Conn {
+		conn, err := pgx.Connect(ctx, testenv.DatabaseURL())
+		if err != nil {
+			t.Fatalf("connect to test Postgres: %v", err)
+		}
+		return conn
+	}
+	conn := admin()
+	defer conn.Close(ctx)
+	auditCloneMu.Lock()
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+from)
+	auditCloneMu.Unlock()
+	if err != nil {
+		t.Fatalf("copy database %s: %v", from, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, testenv.DatabaseURL())
+		if err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	return u.String()
+}
+
+// auditExec runs SQL on the database at dbURL: the corruption.
+func auditExec(t *testing.T, dbURL, sql string, args ...any) {
+	t.Helper()
+	ctx := auditContext(t, 30*time.Second)
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tag, err := conn.Exec(ctx, sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	if tag.RowsAffected() == 0 {
+		t.Fatalf("%s: changed no row", sql)
+	}
+}
+
+// auditQueryID returns the uuid a query selects on dbURL.
+func auditQueryID(t *testing.T, dbURL, sql string, args ...any) uuid.UUID {
+	t.Helper()
+	ctx := auditContext(t, 30*time.Second)
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var id uuid.UUID
+	if err := conn.QueryRow(ctx, sql, args...).Scan(&id); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return id
+}
+
+// auditWant is a difference a corruption must produce: its check, a part
+// of its subject, and its field (prefix) when it names one.
+type auditWant struct {
+	check, subject, field string
+}
+
+func (w auditWant) matches(d auditDifference) bool {
+	return d.Check == w.check && strings.Contains(d.Subject, w.subject) && strings.HasPrefix(d.Field, w.field)
+}
+
+func TestAuditVerify(t *testing.T) {
+	l := auditSeed(t)
+
+	t.Run("clean", func(t *testing.T) {
+		t.Parallel()
+		db := auditClone(t, l.url)
+		var out bytes.Buffer
+		start := time.Now()
+		if err := run(auditContext(t, time.Minute), []string{"audit", "verify"}, auditEnv(db), &out); err != nil {
+			t.Fatalf("audit verify on a clean ledger: got %v, want nil\n%s", err, out.String())
+		}
+		t.Logf("audit verify, %d events: %v\n%s", l.events, time.Since(start), out.String())
+		rep, err := auditVerifyJSON(t, db)
+		if err != nil || !rep.OK || rep.Differences != 0 {
+			t.Fatalf("audit verify --json: got ok %v, %d differences, error %v, want ok: %+v", rep.OK, rep.Differences, err, rep.FirstDifferences)
+		}
+		if rep.EventsChecked != int64(l.events) || rep.EventsReplayed != int64(l.events) || rep.Tenants != 2 {
+			t.Errorf("checked %d and replayed %d events in %d chains, want %d, %d, 2", rep.EventsChecked, rep.EventsReplayed,
+				rep.Tenants, l.events, l.events)
+		}
+		if rep.StreamsReplayed < 10 || rep.RowsCompared < 30 || rep.PostingsChecked < 20 {
+			t.Errorf("got %d streams, %d rows, %d postings, want at least 10, 30, 20", rep.StreamsReplayed, rep.RowsCompared,
+				rep.PostingsChecked)
+		}
+	})
+
+	cases := []struct {
+		name    string
+		corrupt func(t *testing.T, db string) []auditWant
+	}{
+		{"one byte of an event's data", func(t *testing.T, db string) []auditWant {
+			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'merchant.created'`, l.merchant)
+			auditExec(t, db, `UPDATE events SET data = replace(data::text, 'Shop Alpha', 'Shop Alphb')::jsonb WHERE id = $1`, ev)
+			return []auditWant{{"chain", "event " + ev.String(), "hash"},
+				{"replay", "merchants " + l.merchant.String(), "name"}}
+		}},
+		{"an event deleted", func(t *testing.T, db string) []auditWant {
+			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.transferring'`, l.paid)
+			auditExec(t, db, `DELETE FROM events WHERE id = $1`, ev)
+			return []auditWant{{"positions", "position", ""}, {"chain", "event", "prevhash"},
+				{"replay", "stream payment " + l.paid.String(), "stream_version"},
+				{"replay", "payments " + l.paid.String(), "state.statusLogs"},
+				{"postings", "ledger_postings " + ev.String(), ""},
+				{"postings", "tenant " + l.tenantA.String(), "sum of ledger_postings"}}
+		}},
+		{"a payment's state amount edited", func(t *testing.T, db string) []auditWant {
+			auditExec(t, db, `UPDATE payments SET state = jsonb_set(state, '{amount}', '1501') WHERE id = $1`, l.paid)
+			return []auditWant{{"replay", "payments " + l.paid.String(), "state.amount"}}
+		}},
+		{"a user's name edited", func(t *testing.T, db string) []auditWant {
+			auditExec(t, db, `UPDATE users SET name = 'Mallory' WHERE id = $1`, l.user)
+			return []auditWant{{"replay", "users " + l.user.String(), "name"}}
+		}},
+		{"a user's momo account edited", func(t *testing.T, db string) []auditWant {
+			acc := auditQueryID(t, db, `SELECT id FROM momo_accounts WHERE user_id = $1 AND label = 'work'`, l.user)
+			auditExec(t, db, `UPDATE momo_accounts SET phone_number = '+254799999999' WHERE id = $1`, acc)
+			return []auditWant{{"replay", "momo_accounts " + acc.String(), "phone_number"}}
+		}},
+		{"a ledger_postings row missing", func(t *testing.T, db string) []auditWant {
+			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.deposited'`, l.paid)
+			auditExec(t, db, `DELETE FROM ledger_postings WHERE event_id = $1 AND line = 2`, ev)
+			return []auditWant{{"postings", "ledger_postings " + ev.String() + "/2", ""},
+				{"postings", "tenant " + l.tenantA.String(), "sum of ledger_postings credit customer_funds sats"}}
+		}},
+		{"a ledger_postings row unbalanced", func(t *testing.T, db string) []auditWant {
+			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.success'`, l.paid)
+			auditExec(t, db, `UPDATE ledger_postings SET amount = amount + 1 WHERE event_id = $1 AND line = 1`, ev)
+			return []auditWant{{"postings", "ledger_postings " + ev.String() + "/1", "amount"},
+				{"postings", "tenant " + l.tenantA.String(), "sum of ledger_postings debit payout_payable"}}
+		}},
+		{"an event's postings unbalanced", func(t *testing.T, db string) []auditWant {
+			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.success'`, l.paid)
+			auditExec(t, db, `UPDATE events SET data = jsonb_set(data, '{postings,0,amount}', '"1"') WHERE id = $1`, ev)
+			return []auditWant{{"chain", "event " + ev.String(), "hash"}, {"postings", "event " + ev.String(), ""},
+				{"postings", "ledger_postings " + ev.String() + "/1", "amount"}}
+		}},
+		{"a payments row no stream produced", func(t *testing.T, db string) []auditWant {
+			id := uuid.New()
+			auditExec(t, db, `INSERT INTO payments (id, tenant_id, user_id, merchant_id, status, state, version, created_at, updated_at)
+				SELECT $1, tenant_id, user_id, merchant_id, status, state, version, created_at, updated_at FROM payments WHERE id = $2`,
+				id, l.paid)
+			return []auditWant{{"replay", "payments " + id.String(), ""}}
+		}},
+		{"an event left unsequenced", func(t *testing.T, db string) []auditWant {
+			auditRun(t, db, nil, "apikey", "create", "--tenant", l.tenantA.String()) // no relay runs on the copy
+			return []auditWant{{"sequencing", "event", ""}}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			db := auditClone(t, l.url)
+			want := c.corrupt(t, db)
+			rep, err := auditVerifyJSON(t, db, "--unsequenced-after", "0s")
+			if err == nil || rep.OK {
+				t.Fatalf("audit verify: got ok %v, error %v, want differences", rep.OK, err)
+			}
+			for _, w := range want {
+				found := false
+				for _, d := range rep.FirstDifferences {
+					found = found || w.matches(d)
+				}
+				if !found {
+					t.Errorf("got no %s difference on %q field %q", w.check, w.subject, w.field)
+				}
+			}
+			if t.Failed() || testing.Verbose() {
+				for _, d := range rep.FirstDifferences {
+					t.Log(d.String())
+				}
+			}
+		})
+	}
+}
