@@ -302,7 +302,6 @@ func TestAppendReturnsRecords(t *testing.T) {
 // Execute's load and its append: once is retried, twice is a 409.
 func TestExecuteRetriesOnceThenConflict(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
 	pool := mustMigrated(t, 4)
 	store := New(pool, projections.Projector{}, nil)
 
@@ -317,6 +316,9 @@ func TestExecuteRetriesOnceThenConflict(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			// The subtest's own deadline: parallel subtests may wait for a
+			// slot long after the parent started.
+			ctx := testContext(t, 30*time.Second)
 			s := mustCreateTenant(t, ctx, store)
 			key := "key-" + uuid.NewString()
 			calls := 0
