@@ -46,6 +46,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return nil
 		}
 		return err
+	case "replay":
+		if err := runReplay(ctx, args[1:], stdout, stderr); !errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return nil
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return nil
@@ -66,6 +71,8 @@ modes:
   lifecycle  payments at a fixed rate through a real ledgerd, from POST /payments
              and the sandbox deposit to their payment.success webhook: latency,
              completions/s, lost and duplicated webhooks, ledgerd's RSS
+  replay     projections rebuild (every read model) over N seeded events:
+             events/s and peak memory, at several N
 
 Run "ledgerbench <mode> -h" for a mode's flags.
 `)
