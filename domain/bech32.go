@@ -108,3 +108,21 @@ func convertBits5to8(data []byte) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// EncodeBech32 returns hrp, the separator, the 5-bit words and their
+// bech32 (not bech32m) checksum: the inverse of DecodeBech32, which BOLT11
+// invoices are written with (BOLT #11 lifts BIP-173's 90-character limit).
+func EncodeBech32(hrp string, words []byte) string {
+	mod := bech32Polymod(append(append(bech32HRPExpand(hrp), words...), 0, 0, 0, 0, 0, 0)) ^ 1
+	var sb strings.Builder
+	sb.Grow(len(hrp) + 1 + len(words) + 6)
+	sb.WriteString(hrp)
+	sb.WriteByte('1')
+	for _, w := range words {
+		sb.WriteByte(bech32Charset[w])
+	}
+	for i := range 6 {
+		sb.WriteByte(bech32Charset[mod>>(5*(5-i))&31])
+	}
+	return sb.String()
+}

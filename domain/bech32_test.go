@@ -83,15 +83,5 @@ func encodeBech32(hrp string, payload []byte) string {
 	if bits > 0 {
 		data = append(data, byte(acc<<(5-bits))&31)
 	}
-	values := append(bech32HRPExpand(hrp), data...)
-	mod := bech32Polymod(append(values, 0, 0, 0, 0, 0, 0)) ^ 1
-	for i := 0; i < 6; i++ {
-		data = append(data, byte(mod>>(5*(5-i)))&31)
-	}
-	var sb strings.Builder
-	sb.WriteString(hrp + "1")
-	for _, v := range data {
-		sb.WriteByte(bech32Charset[v])
-	}
-	return sb.String()
+	return EncodeBech32(hrp, data)
 }

@@ -68,11 +68,16 @@ func Fold[S any](ctx context.Context, s *Store, stream domain.StreamRef, apply f
 
 // FoldSnapshot loads a stream and folds it into its snapshot.
 func FoldSnapshot[S any](ctx context.Context, s *Store, stream domain.StreamRef, apply func(S, domain.Event) S) (Snapshot[S], error) {
-	var snap Snapshot[S]
 	recs, err := s.Load(ctx, stream)
 	if err != nil {
-		return snap, err
+		return Snapshot[S]{}, err
 	}
+	return foldRecords(recs, apply)
+}
+
+// foldRecords folds a stream's records, in order, into its snapshot.
+func foldRecords[S any](recs []domain.Record, apply func(S, domain.Event) S) (Snapshot[S], error) {
+	var snap Snapshot[S]
 	for _, r := range recs {
 		e, err := r.Decode()
 		if err != nil {

@@ -39,22 +39,14 @@ func (s *Store) StreamHistory(ctx context.Context, stream domain.StreamRef) ([]d
 // stream as it stood then. Its Version is 0 when none had been recorded.
 func FoldAsOf[S any](ctx context.Context, s *Store, stream domain.StreamRef, asOf time.Time,
 	apply func(S, domain.Event) S) (Snapshot[S], error) {
-	var snap Snapshot[S]
 	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+` FROM events
 		WHERE stream_id = $1 AND tenant_id = $2 AND recorded_at <= $3 ORDER BY stream_version`, stream.ID, stream.TenantID, asOf)
 	if err != nil {
-		return snap, fmt.Errorf("fold as of: %w", err)
+		return Snapshot[S]{}, fmt.Errorf("fold as of: %w", err)
 	}
 	recs, err := pgx.CollectRows(rows, scanRecord)
 	if err != nil {
-		return snap, err
+		return Snapshot[S]{}, err
 	}
-	for _, r := range recs {
-		e, err := r.Decode()
-		if err != nil {
-			return snap, err
-		}
-		snap = snap.add(apply, r, e)
-	}
-	return snap, nil
+	return foldRecords(recs, apply)
 }
