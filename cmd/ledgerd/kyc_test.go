@@ -255,7 +255,9 @@ func TestListAndDownloadKYCDocuments(t *testing.T) {
 		ids[i] = mustStatus(t, s.upload(t, k.userID, k.utok, filePart(names[i], f), typePart("other")), http.StatusCreated)["id"].(string)
 	}
 	// Newest first, three per page, no repeats or skips.
+	listedFrom := time.Now()
 	p1 := s.listKYC(t, k.userID, k.tok, "?limit=3")
+	listedTo := time.Now()
 	if len(p1.Items) != 3 || p1.OffsetMarker == nil || p1.ExpiresIn != 900 {
 		t.Fatalf("page 1: got %d items, marker %v, expiresIn %d, want 3, a marker, 900", len(p1.Items), p1.OffsetMarker, p1.ExpiresIn)
 	}
@@ -363,11 +365,11 @@ func TestListAndDownloadKYCDocuments(t *testing.T) {
 	if l := s.listKYC(t, k.userID, k.tok, ""); len(l.Items) != len(files) {
 		t.Errorf("list with an orphan: got %d items, want %d", len(l.Items), len(files))
 	}
-	// The URL's expiry is 900 s ahead.
+	// The URL's expiry is 900 s after the listing (whole seconds).
 	pu, _ := url.Parse(all[0].PresignedURL)
 	exp, _ := strconv.ParseInt(pu.Query().Get("expires"), 10, 64)
-	if d := time.Until(time.Unix(exp, 0)); d < 890*time.Second || d > 901*time.Second {
-		t.Errorf("expires: got %v ahead, want 900 s", d)
+	if at := time.Unix(exp, 0); at.Before(listedFrom.Add(899*time.Second)) || at.After(listedTo.Add(901*time.Second)) {
+		t.Errorf("expires: got %v, want 900 s after the listing at %v", at, listedFrom)
 	}
 }
 
