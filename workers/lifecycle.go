@@ -47,8 +47,8 @@ func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID
 	if err != nil {
 		return err
 	}
-	if p.Status != domain.StatusDeposited || p.HeldForDocuments && p.Documents == 0 {
-		return nil
+	if p.Status != domain.StatusDeposited {
+		return nil // whether a deposited payment is held for a document is the decision's to say
 	}
 	prices, err := w.prices.BTCPrices(ctx)
 	if err != nil {

@@ -10,6 +10,12 @@ package main
 //     where the same events are published without personal data; it is the
 //     reference example of a consumer (events_tail.go).
 
+import (
+	"errors"
+	"flag"
+	"fmt"
+)
+
 func init() {
 	register("events export",
 		"events export [--after POS] [--tenant ID] [--type TYPE] [--limit N] [--out FILE] [--public]",
@@ -19,4 +25,24 @@ func init() {
 		"events tail [--subject FILTER] [--durable NAME] [--from-start] [--stream LEDGER]",
 		"follow the NATS stream and print each event as a JSON line until Ctrl-C (-h for details)",
 		eventsTail)
+}
+
+// parseEventsFlags parses an event command's flags with help as the text
+// of -h. It reports false when the command is done (help was shown); an
+// argument no flag takes is an error.
+func parseEventsFlags(fs *flag.FlagSet, help string, args []string) (bool, error) {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), help)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return false, nil
+		}
+		return false, err
+	}
+	if fs.NArg() > 0 {
+		return false, fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return true, nil
 }

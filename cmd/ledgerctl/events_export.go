@@ -76,18 +76,8 @@ func (x exporter) run(ctx context.Context, args []string, stdout io.Writer) erro
 	limit := fs.Int64("limit", 0, "write at most `N` events (0: every one)")
 	out := fs.String("out", "", "append to `FILE`, continuing after its last event, instead of writing to stdout")
 	public := fs.Bool("public", false, "write the NATS publication form: personal data left out of data")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), exportHelp)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
+	if ok, err := parseEventsFlags(fs, exportHelp, args); !ok {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("events export: unexpected argument %q", fs.Arg(0))
 	}
 	afterGiven := false
 	fs.Visit(func(f *flag.Flag) { afterGiven = afterGiven || f.Name == "after" })

@@ -61,18 +61,8 @@ func eventsTail(ctx context.Context, _ *database, args []string, stdout io.Write
 	durable := fs.String("durable", "", "use the durable consumer `NAME`, created if needed, and resume where it stopped")
 	fromStart := fs.Bool("from-start", false, "a new consumer starts with the stream's first event, not the next one")
 	stream := fs.String("stream", "LEDGER", "the JetStream stream `STREAM`")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), tailHelp)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
+	if ok, err := parseEventsFlags(fs, tailHelp, args); !ok {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("events tail: unexpected argument %q", fs.Arg(0))
 	}
 
 	// Connect. The client reconnects by itself if the server restarts.
