@@ -44,7 +44,9 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 	t := time.NewTicker(w.cfg.WebhookPoll)
 	defer t.Stop()
 	for {
-		claimed, err := w.claimWebhooks(ctx)
+		// Not cancelled by shutdown: a claim that committed must reach its
+		// deliveries, or its leases would strand them until they lapse.
+		claimed, err := w.claimWebhooks(context.WithoutCancel(ctx))
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn("webhooks: claim", "err", err)
 		}
