@@ -37,12 +37,23 @@ var (
 	errMethodNotAllowed = &domain.Error{Kind: domain.Invalid, Code: "method_not_allowed", Message: "method not allowed on this resource"}
 )
 
+// errDatabaseUnavailable is the answer while Postgres cannot be reached:
+// whatever the request was, it did not take effect or its outcome is
+// unknown, and a retry with the same Idempotency-Key is safe either way.
+func errDatabaseUnavailable(cause error) *domain.Error {
+	return &domain.Error{Kind: domain.Unavailable, Code: "service_unavailable", Err: cause,
+		Message: "the service cannot reach its database right now; retry shortly, with the same Idempotency-Key"}
+}
+
 // writeProblem writes err as problem+json. Errors that are not a
 // *domain.Error are internal: logged with the request id, never shown.
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	var de *domain.Error
-	if !errors.As(err, &de) {
+	if !errors.As(err, &de) || de.Kind == domain.Internal {
 		de = &domain.Error{Kind: domain.Internal, Code: "internal_error", Err: err}
+		if s.unavailable != nil && s.unavailable(err) {
+			de = errDatabaseUnavailable(err)
+		}
 	}
 	status := kindStatus[de.Kind]
 	if de.Code == "method_not_allowed" {
@@ -62,6 +73,9 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 		} else {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		}
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
 	}
 	body, _ := json.Marshal(p)
 	w.Header().Set("Content-Type", "application/problem+json")

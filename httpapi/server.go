@@ -69,6 +69,7 @@ type Server struct {
 	documents   Documents
 	presigner   *Presigner
 	ready       func(ctx context.Context) error
+	unavailable func(error) bool
 	metrics     *httpMetrics
 	gatherer    prometheus.Gatherer
 	now         func() time.Time
@@ -93,7 +94,10 @@ type Deps struct {
 	Events          Events
 	Documents       Documents
 	Ready           func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
-	Registry        *prometheus.Registry
+	// Unavailable says an error means the database could not be reached or
+	// went away: such errors are 503 with Retry-After, not 500.
+	Unavailable func(error) bool
+	Registry    *prometheus.Registry
 }
 
 // New returns the API server.
@@ -102,7 +106,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.Issuer = "ledger"
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
+		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
 	return s

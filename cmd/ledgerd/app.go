@@ -123,7 +123,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		httpapi.Deps{Log: log, Credentials: reader, Keys: eventstore.NewKeys(a.pool), Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
-			CheckWebhookURL: checkHook, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready, Registry: reg})
+			CheckWebhookURL: checkHook, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready,
+			Unavailable: eventstore.Unavailable, Registry: reg})
 	return a, nil
 }
 
