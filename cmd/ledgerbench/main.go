@@ -4,6 +4,7 @@
 //	ledgerbench append [flags]     event-store append rate vs raw INSERTs, relay lag
 //	ledgerbench payments [flags]   POST /payments through a real ledgerd vs raw INSERTs, its RSS
 //	ledgerbench lifecycle [flags]  payments at a fixed rate from creation to their payment.success webhook
+//	ledgerbench chaos [flags]      fault scenarios: kills, NATS and Postgres outages, hostile webhook receivers
 //
 // It measures the real packages (eventstore, projections), or a real
 // ledgerd process, against real servers, on a database and a JetStream
@@ -38,9 +39,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("no mode given")
 	}
 	switch args[0] {
-	case "append", "payments", "lifecycle":
+	case "append", "payments", "lifecycle", "chaos":
 		mode := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
-			"append": runAppend, "payments": runPayments, "lifecycle": runLifecycle}[args[0]]
+			"append": runAppend, "payments": runPayments, "lifecycle": runLifecycle, "chaos": runChaos}[args[0]]
 		err := mode(ctx, args[1:], stdout, stderr)
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -71,6 +72,10 @@ modes:
   lifecycle  payments at a fixed rate through a real ledgerd, from POST /payments
              and the sandbox deposit to their payment.success webhook: latency,
              completions/s, lost and duplicated webhooks, ledgerd's RSS
+  chaos      fault scenarios against ledgerd processes on a Postgres and a NATS
+             of their own: kill -9, NATS and Postgres outages, three processes,
+             hostile webhook receivers; checks nothing acknowledged is lost and
+             nothing is paid or published twice
   replay     projections rebuild (every read model) over N seeded events:
              events/s and peak memory, at several N
 
