@@ -149,12 +149,23 @@ type replayMemory struct {
 	RSSBaselineMB float64 `json:"rssBeforeMB"`
 }
 
-// runReplay is the replay mode.
-func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+// runReplay is the replay mode: it measures, prints the table and writes
+// the JSON report.
+func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseReplayFlags(args, stderr)
 	if err != nil {
 		return err
 	}
+	rep, err := measureReplay(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	printReplay(stdout, *rep)
+	return writeJSON(cfg.out, rep)
+}
+
+// measureReplay seeds and rebuilds each history size of cfg.
+func measureReplay(ctx context.Context, cfg replayConfig, stderr io.Writer) (*replayReport, error) {
 	rep := replayReport{Mode: "replay", StartedAt: time.Now().UTC(),
 		Params: replayParams{DatabaseServer: redactURL(cfg.databaseURL), Sizes: cfg.sizes, Runs: cfg.runs,
 			Connections: cfg.connections, BatchEvents: cfg.batch, ViaProjector: cfg.via},
@@ -168,7 +179,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer f.Close()
 		cfg.profile = f
@@ -176,13 +187,12 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	for i, n := range cfg.sizes {
 		size, err := replayOne(ctx, cleanup, cfg, n, stderr, i == 0, &rep)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rep.Sizes = append(rep.Sizes, size)
 	}
 	rep.Targets = replayTargets(rep.Sizes)
-	printReplay(stdout, rep)
-	return writeJSON(cfg.out, rep)
+	return &rep, nil
 }
 
 // replayOne seeds n events into a new database and times the rebuilds.
