@@ -41,6 +41,9 @@ type chaosNode struct {
 	proc *ledgerd // nil while it is down
 }
 
+// chaosValidity is how long a chaos payment waits for its deposit.
+const chaosValidity = 30 * time.Second
+
 // chaosSettings are the ledgerd settings every node of a scenario shares.
 type chaosSettings struct {
 	Nodes        int
@@ -66,7 +69,11 @@ func startChaosCluster(ctx context.Context, dir, ledgerdBin, ledgerctlBin string
 		return c, err
 	}
 	c.env = []string{"DATABASE_URL=" + c.dbURL, "NATS_URL=" + c.nats.URL, "LEDGER_LOG_LEVEL=warn",
-		"LEDGER_MODE=sandbox", "LEDGER_WEBHOOK_RETRY=" + s.WebhookRetry, "LEDGER_EXPIRY_POLL=200ms"}
+		"LEDGER_MODE=sandbox", "LEDGER_WEBHOOK_RETRY=" + s.WebhookRetry, "LEDGER_EXPIRY_POLL=200ms",
+		// Payments whose deposit never came (the load stopped between the
+		// two requests) expire while the scenario settles, so every
+		// payment reaches a final state.
+		"LEDGER_VALIDITY=lightning=" + chaosValidity.String()}
 	for i := range s.Nodes {
 		addr, err := freeAddr()
 		if err != nil {

@@ -60,7 +60,7 @@ func (r *chaosResult) commonChecks() {
 	if f.Settled {
 		settled = 1
 	}
-	r.add("settled: deposited payments final, webhooks answered, relay caught up", settled, 1)
+	r.add("settled: every payment final, every webhook answered, the relay caught up", settled, 1)
 	r.add("answers that were 500, or 503 without problem+json and Retry-After", a.ServerErrors, 0)
 	r.add("requests that never got a definite answer", a.GaveUp, 0)
 	r.addAtLeast("payments deposited (acknowledged)", r.Acknowledged.Deposits, 1)
@@ -68,7 +68,7 @@ func (r *chaosResult) commonChecks() {
 	r.add("acknowledged payments missing", f.PaymentsMissing, 0)
 	r.add("acknowledged momo accounts missing", f.MomoMissing, 0)
 	r.add("acknowledged momo removals undone", f.MomoResurrected, 0)
-	r.add("funded payments not final", f.NotFinal, 0)
+	r.add("payments not final (success, failed or expired)", f.NotFinal, 0)
 	r.add("payments with an acknowledged deposit that succeeded", f.Succeeded, f.Deposited)
 	r.add("payouts made (one per payment that succeeded)", f.Payouts, f.StoreSuccess)
 	r.add("payments paid out twice", f.DoublePayouts, 0)

@@ -18,7 +18,7 @@ import (
 // chaosFindings are the numbers a scenario's check found once the cluster
 // was healthy again and had settled.
 type chaosFindings struct {
-	Settled       bool `json:"settled"` // every deposited payment final, every webhook answered, the relay caught up
+	Settled       bool `json:"settled"` // every payment final, every webhook answered, the relay caught up
 	Events        int  `json:"events"`
 	StreamMsgs    int  `json:"streamMessages"`
 	StreamMissing int  `json:"streamMissing"` // events never published
@@ -49,15 +49,15 @@ type chaosFindings struct {
 }
 
 // settle waits until the cluster has finished the load's work: every
-// deposited payment final, no webhook delivery pending, every event
-// sequenced and published. It says whether that happened within limit.
+// payment final (one never deposited expires after chaosValidity), no
+// webhook delivery pending, every event sequenced and published. It says whether that happened within limit.
 func settle(ctx context.Context, pool *pgxpool.Pool, deposited []string, limit time.Duration) (bool, error) {
 	deadline := time.Now().Add(limit)
 	for {
 		var open int
 		err := pool.QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM payments WHERE id = ANY($1::uuid[]) AND status NOT IN ('success', 'failed'))
-			+ (SELECT count(*) FROM payments WHERE status NOT IN ('created', 'expired', 'success', 'failed'))
+			+ (SELECT count(*) FROM payments WHERE status NOT IN ('expired', 'success', 'failed'))
 			+ (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')
 			+ (SELECT count(*) FROM events WHERE position IS NULL)
 			+ (SELECT last_position - published_position FROM sequencer_state)`, deposited).Scan(&open)
@@ -81,7 +81,7 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, natsURL string, deposi
 	f.Deposited = len(deposited)
 	err := pool.QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM payments WHERE id = ANY($1::uuid[]) AND status = 'success'),
-			(SELECT count(*) FROM payments WHERE status NOT IN ('created', 'expired', 'success', 'failed')),
+			(SELECT count(*) FROM payments WHERE status NOT IN ('expired', 'success', 'failed')),
 			(SELECT count(*) FROM payments WHERE status = 'success'),
 			(SELECT coalesce(sum(calls), 0) FROM sandbox_payout_calls),
 			(SELECT count(*) FROM sandbox_payouts),
