@@ -114,6 +114,3 @@ func New(cfg Config, d Deps) *Server {
 
 // ServeHTTP makes the Server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
-
-// Router exposes the route table (for the OpenAPI and access-matrix tests).
-func (s *Server) Router() *mux.Router { return s.router }
