@@ -149,7 +149,7 @@ func TestOpenAPIOperations(t *testing.T) {
 				}
 			}
 			if !public {
-				for _, status := range []string{"401", "500"} {
+				for _, status := range []string{"401", "429", "500"} {
 					if _, ok := op.Responses[status]; !ok {
 						t.Errorf("%s responses: got no %s, want it on every authenticated operation", name, status)
 					}

@@ -37,6 +37,13 @@ var (
 	errMethodNotAllowed = &domain.Error{Kind: domain.Invalid, Code: "method_not_allowed", Message: "method not allowed on this resource"}
 )
 
+// codeStatus are the statuses of errors that arise at the HTTP edge and
+// never in a domain decision, so no Kind names them.
+var codeStatus = map[string]int{
+	errMethodNotAllowed.Code: http.StatusMethodNotAllowed,
+	errRateLimited.Code:      http.StatusTooManyRequests,
+}
+
 // errDatabaseUnavailable is the answer while Postgres cannot be reached:
 // whatever the request was, it did not take effect or its outcome is
 // unknown, and a retry with the same Idempotency-Key is safe either way.
@@ -55,9 +62,9 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 			de = errDatabaseUnavailable(err)
 		}
 	}
-	status := kindStatus[de.Kind]
-	if de.Code == "method_not_allowed" {
-		status = http.StatusMethodNotAllowed
+	status, ok := codeStatus[de.Code]
+	if !ok {
+		status = kindStatus[de.Kind]
 	}
 	p := problem{Type: "/problems/" + de.Code, Title: http.StatusText(status), Status: status,
 		Detail: de.Message, Instance: r.URL.Path, Code: de.Code, Errors: de.Fields}

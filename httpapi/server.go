@@ -49,6 +49,9 @@ type Config struct {
 	Location         *time.Location  // Africa/Johannesburg, for South African business hours
 	InsecureWebhooks bool            // accept http:// webhook URLs (sandbox)
 	Sandbox          bool            // serve the sandbox helpers under /sandbox (contract §7)
+
+	APIKeyRate  RateLimit // per API key (a token's azp), on every authenticated route
+	TokenIPRate RateLimit // per client IP, on POST /token
 }
 
 // Server is the HTTP API.
@@ -72,8 +75,11 @@ type Server struct {
 	unavailable func(error) bool
 	metrics     *httpMetrics
 	gatherer    prometheus.Gatherer
-	now         func() time.Time
-	router      *mux.Router
+
+	apiKeyLimits  *limiters
+	tokenIPLimits *limiters
+	now           func() time.Time
+	router        *mux.Router
 }
 
 // Deps are the Server's collaborators, plugged in by cmd/ledgerd.
@@ -106,7 +112,8 @@ func New(cfg Config, d Deps) *Server {
 		cfg.Issuer = "ledger"
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
+		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now,
+		apiKeyLimits: newLimiters(cfg.APIKeyRate), tokenIPLimits: newLimiters(cfg.TokenIPRate)}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
 	return s

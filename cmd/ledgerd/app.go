@@ -119,7 +119,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		a.pool, js, pays, rails, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
-		InsecureWebhooks: sandbox, Sandbox: sandbox},
+		InsecureWebhooks: sandbox, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit},
 		httpapi.Deps{Log: log, Credentials: reader, Keys: eventstore.NewKeys(a.pool), Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
