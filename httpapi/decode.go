@@ -162,6 +162,8 @@ func decodeError(err error) error {
 		syntaxErr *json.SyntaxError
 	)
 	switch {
+	case errors.Is(err, errBodyTooSlow):
+		return errBodyTooSlow
 	case errors.As(err, &tooBig):
 		return domain.Errorf(domain.TooLarge, "body_too_large", "the request body is larger than 1 MiB")
 	case errors.As(err, &typeErr):

@@ -42,6 +42,7 @@ var (
 var codeStatus = map[string]int{
 	errMethodNotAllowed.Code: http.StatusMethodNotAllowed,
 	errRateLimited.Code:      http.StatusTooManyRequests,
+	errBodyTooSlow.Code:      http.StatusRequestTimeout,
 }
 
 // errDatabaseUnavailable is the answer while Postgres cannot be reached:

@@ -52,6 +52,13 @@ type Config struct {
 
 	APIKeyRate  RateLimit // per API key (a token's azp), on every authenticated route
 	TokenIPRate RateLimit // per client IP, on POST /token
+
+	// A request body must be in within BodyTimeout plus one second per
+	// BodyMinRate bytes received (zero: unbounded); the response then has
+	// WriteTimeout (paceBodies).
+	BodyTimeout  time.Duration
+	BodyMinRate  int // bytes per second
+	WriteTimeout time.Duration
 }
 
 // Server is the HTTP API.
@@ -80,6 +87,7 @@ type Server struct {
 	tokenIPLimits *limiters
 	now           func() time.Time
 	router        *mux.Router
+	handler       http.Handler // router behind paceBodies
 }
 
 // Deps are the Server's collaborators, plugged in by cmd/ledgerd.
@@ -116,8 +124,9 @@ func New(cfg Config, d Deps) *Server {
 		apiKeyLimits: newLimiters(cfg.APIKeyRate), tokenIPLimits: newLimiters(cfg.TokenIPRate)}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
+	s.handler = s.paceBodies(s.router)
 	return s
 }
 
 // ServeHTTP makes the Server an http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

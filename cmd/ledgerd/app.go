@@ -119,7 +119,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		a.pool, js, pays, rails, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
-		InsecureWebhooks: sandbox, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit},
+		InsecureWebhooks: sandbox, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
+		BodyTimeout: cfg.BodyTimeout, BodyMinRate: cfg.BodyMinRate, WriteTimeout: writeTimeout},
 		httpapi.Deps{Log: log, Credentials: reader, Keys: eventstore.NewKeys(a.pool), Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
@@ -146,13 +147,20 @@ func (a *app) ready(ctx context.Context) error {
 	return nil
 }
 
+// writeTimeout bounds writing a response: from the request's headers, or
+// from its body's deadline when it has a body.
+const writeTimeout = 2 * time.Minute
+
 // serve runs the HTTP server, the relay and housekeeping until ctx ends or
 // one of them fails, then drains in-flight requests and stops the rest.
 func (a *app) serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv := &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute,
+	// No ReadTimeout: the API paces request bodies itself (LEDGER_BODY_TIMEOUT
+	// and LEDGER_BODY_MIN_RATE), which one fixed timeout cannot do for both
+	// small JSON bodies and 10 MiB uploads.
+	srv := &http.Server{Handler: a.api, ReadHeaderTimeout: a.cfg.ReadHeaderTimeout,
+		WriteTimeout: writeTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 
 	errs := make(chan error, 3)

@@ -53,6 +53,9 @@ type config struct {
 	LNDPreimageKeyFile  string
 	RateLimit           httpapi.RateLimit // per API key
 	TokenRateLimit      httpapi.RateLimit // per client IP on POST /token
+	ReadHeaderTimeout   time.Duration
+	BodyTimeout         time.Duration
+	BodyMinRate         int // bytes per second
 }
 
 // setting is one row of the configuration table.
@@ -174,6 +177,12 @@ var settings = []setting{
 		rateLimit(func(c *config) *httpapi.RateLimit { return &c.RateLimit })},
 	{"LEDGER_TOKEN_RATE_LIMIT", "token-rate-limit", "10/s,burst=20", "POST /token requests per client IP and process; 0 disables",
 		rateLimit(func(c *config) *httpapi.RateLimit { return &c.TokenRateLimit })},
+	{"LEDGER_READ_HEADER_TIMEOUT", "read-header-timeout", "10s", "how long a request's headers may take to arrive",
+		dur(func(c *config) *time.Duration { return &c.ReadHeaderTimeout })},
+	{"LEDGER_BODY_TIMEOUT", "body-timeout", "10s", "a request body must arrive within this plus 1 s per LEDGER_BODY_MIN_RATE bytes received",
+		dur(func(c *config) *time.Duration { return &c.BodyTimeout })},
+	{"LEDGER_BODY_MIN_RATE", "body-min-rate", "16384", "slowest request body accepted past LEDGER_BODY_TIMEOUT, in bytes per second",
+		num(func(c *config) *int { return &c.BodyMinRate })},
 }
 
 // defaultCollectionAccounts are the sandbox's collection accounts: made-up
