@@ -60,12 +60,10 @@ func (b *pacedBody) Read(p []byte) (int, error) {
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return n, errBodyTooSlow
-	case errors.Is(err, io.EOF):
-		// The whole body is in. Clear the deadline: net/http watches the
-		// idle connection with a read from here on, and a deadline passing
-		// during a slow handler would cancel the request's context.
-		b.rc.SetReadDeadline(time.Time{})
-	case n > 0:
+	case err == nil && n > 0:
+		// Never past the end: there net/http clears the deadline and
+		// starts reading the connection for its close, and a deadline
+		// set then would cancel a slow handler's context.
 		b.extend()
 	}
 	return n, err
