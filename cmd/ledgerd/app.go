@@ -115,7 +115,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
 		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, WebhookSchedule: cfg.WebhookRetry,
-		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON},
+		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON, Unavailable: eventstore.Unavailable},
 		a.pool, js, pays, rails, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
