@@ -41,6 +41,7 @@ type chaosAnswers struct {
 	// Retry-After: the scenario fails on any.
 	ServerErrors int      `json:"serverErrors"`
 	NoAnswer     int      `json:"noAnswer"`           // connection refused or cut: the instance was down
+	RateLimited  int      `json:"rateLimited"`        // 429: over the API key\'s rate, retried after Retry-After
 	Replayed     int      `json:"replayed"`           // answers with Idempotent-Replayed: true
 	GaveUp       int      `json:"gaveUp"`             // requests that never got a definite answer
 	Examples     []string `json:"examples,omitempty"` // the first few server errors, verbatim
@@ -52,9 +53,9 @@ type chaosAnswer struct {
 	Body   []byte
 }
 
-// do sends the request until it is answered with a status below 500 (or
-// a 409 for a key still in flight, which is retried too) and returns that
-// answer. Writes get a fresh Idempotency-Key shared by all their attempts.
+// do sends the request until it is answered with a status below 500,
+// other than 429 (retried after its Retry-After) and a 409 for a key still
+// in flight (retried too), and returns that answer. Writes get a fresh Idempotency-Key shared by all their attempts.
 func (c *chaosClient) do(ctx context.Context, method, path, token string, body []byte) (chaosAnswer, error) {
 	key := ""
 	if method != http.MethodGet {
@@ -118,6 +119,9 @@ func (c *chaosClient) once(ctx context.Context, method, url, token, key string, 
 			}
 		})
 		return ans, true, 200 * time.Millisecond
+	case resp.StatusCode == http.StatusTooManyRequests:
+		c.count(func(a *chaosAnswers) { a.RateLimited++ })
+		return ans, true, retryAfter(resp)
 	case resp.StatusCode == http.StatusConflict && bytes.Contains(b, []byte("idempotency_key_in_flight")):
 		return ans, true, 100 * time.Millisecond
 	case resp.StatusCode >= 400:

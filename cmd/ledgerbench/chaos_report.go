@@ -99,8 +99,8 @@ func printChaosResult(w io.Writer, r chaosResult) {
 	a, k, f := r.Answers, r.Acknowledged, r.Findings
 	fmt.Fprintf(w, "  acknowledged: %d users, %d momo added, %d momo removed, %d payments, %d deposits (%d operations unanswered or refused)\n",
 		k.Users, k.MomoAdded, k.MomoRemoved, k.Payments, k.Deposits, k.Unanswered)
-	fmt.Fprintf(w, "  answers: %d 2xx (%d replayed), %d 4xx, %d 503 problem+json, %d no answer, %d other 5xx, %d gave up\n",
-		a.Acknowledged, a.Replayed, a.ClientErrors, a.Unavailable, a.NoAnswer, a.ServerErrors, a.GaveUp)
+	fmt.Fprintf(w, "  answers: %d 2xx (%d replayed), %d 4xx, %d 429, %d 503 problem+json, %d no answer, %d other 5xx, %d gave up\n",
+		a.Acknowledged, a.Replayed, a.ClientErrors, a.RateLimited, a.Unavailable, a.NoAnswer, a.ServerErrors, a.GaveUp)
 	fmt.Fprintf(w, "  store: %d events, %d in JetStream; %d deposited, %d succeeded; rail: %d calls, %d payouts\n",
 		f.Events, f.StreamMsgs, f.Deposited, f.Succeeded, f.PayoutCalls, f.Payouts)
 	fmt.Fprintf(w, "  webhooks: %d owed, %d answered 2xx, %d sent again after a 2xx (%d unexplained)\n",
