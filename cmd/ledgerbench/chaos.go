@@ -409,12 +409,15 @@ func checkReceivers(r *chaosRun, res *chaosResult) {
 		res.add("payments with a good receiver, succeeded", 0, 1)
 		return
 	}
-	p99 := ok[min(len(ok)-1, len(ok)*99/100)]
+	p50, p99 := ok[len(ok)/2], ok[min(len(ok)-1, len(ok)*99/100)]
+	res.Notes["goodReceiverSuccessP50Ms"] = int(p50.Milliseconds())
 	res.Notes["goodReceiverSuccessP99Ms"] = int(p99.Milliseconds())
 	// Were the dispatcher waiting on the slow receiver, a good receiver's
-	// four status webhooks would each wait behind a 6 s delivery.
-	res.addAtMost("deposit to payment.success p99 at the good receiver, ms (the slow one takes 6,000 per delivery)",
-		int(p99.Milliseconds()), int(slowReceiverDelay.Milliseconds()))
+	// four status webhooks would each wait behind a 6 s delivery: its
+	// median would be several times 6 s. The median, not the tail, so a
+	// busy machine's noise does not decide the check.
+	res.addAtMost("deposit to payment.success median at the good receiver, ms (the slow one takes 6,000 per delivery)",
+		int(p50.Milliseconds()), int(slowReceiverDelay.Milliseconds()))
 }
 
 // sleepCtx sleeps for d unless ctx ends first, and says whether it slept.
