@@ -121,7 +121,7 @@ scenarios:
 	fs.StringVar(&c.ledgerd, "ledgerd", "", "ledgerd binary (default: go build ./cmd/ledgerd)")
 	fs.StringVar(&c.ledgerctl, "ledgerctl", "", "ledgerctl binary (default: go build ./cmd/ledgerctl)")
 	fs.BoolVar(&c.keep, "keep", false, "keep each scenario's directory (logs, Postgres and NATS data) even when it passes")
-	fs.StringVar(&c.out, "out", "chaos.json", "JSON report path")
+	fs.StringVar(&c.out, "out", "bench-chaos.json", "JSON report path")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
