@@ -259,8 +259,12 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	if disruptErr != nil {
 		return fail(fmt.Errorf("disruption: %w", disruptErr))
 	}
+	// A delivery answered 2xx but not yet recorded when its process was
+	// killed is sent again once its lease (30 s) runs out: any 2xx within
+	// a lease before a kill may repeat. On a busy machine the record can
+	// lag its answer by seconds, so the window is the whole lease.
 	for _, k := range cluster.killTimes() {
-		windows = append(windows, window{from: k.Add(-5 * time.Second), to: k.Add(time.Second)})
+		windows = append(windows, window{from: k.Add(-30 * time.Second), to: k.Add(time.Second)})
 	}
 	fmt.Fprintf(log, "ledgerbench chaos: %s: load stopped after %.0f s; waiting for the cluster to settle\n", sc.name, time.Since(start).Seconds())
 
@@ -348,8 +352,9 @@ func restartPostgres(ctx context.Context, r *chaosRun) ([]window, error) {
 	if err := r.cluster.pg.start(bg); err != nil {
 		return nil, err
 	}
-	// A 2xx answered just before the stop may not have been recorded.
-	return []window{{from: from.Add(-5 * time.Second), to: time.Now().Add(2 * time.Second)}}, nil
+	// A 2xx answered before the stop may not have been recorded (see the
+	// kill windows in runScenario).
+	return []window{{from: from.Add(-30 * time.Second), to: time.Now().Add(2 * time.Second)}}, nil
 }
 
 // killOneRestartAnother runs three processes; a third into the load one

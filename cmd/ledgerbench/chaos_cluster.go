@@ -42,7 +42,7 @@ type chaosNode struct {
 }
 
 // chaosValidity is how long a chaos payment waits for its deposit.
-const chaosValidity = 30 * time.Second
+const chaosValidity = 15 * time.Second
 
 // chaosSettings are the ledgerd settings every node of a scenario shares.
 type chaosSettings struct {
