@@ -2,7 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -310,4 +313,20 @@ type fakeSandbox struct{}
 
 func (fakeSandbox) SandboxPayouts(context.Context, uuid.UUID) ([]SandboxPayout, int64, error) {
 	return nil, 0, nil
+}
+
+// fakeDocuments hashes what it is given and keeps nothing.
+type fakeDocuments struct{}
+
+func (fakeDocuments) PutDocument(_ context.Context, _ domain.StoredDocument, r io.Reader) (int64, string, error) {
+	h := sha256.New()
+	n, err := io.Copy(h, r)
+	return n, hex.EncodeToString(h.Sum(nil)), err
+}
+func (fakeDocuments) DeleteDocument(context.Context, uuid.UUID) error { return nil }
+func (fakeDocuments) OpenDocument(context.Context, uuid.UUID) (domain.StoredDocument, io.Reader, error) {
+	return domain.StoredDocument{}, nil, errNotFound
+}
+func (fakeDocuments) ListKYCDocuments(context.Context, uuid.UUID, uuid.UUID, int, string) ([]domain.KYCDocumentItem, string, error) {
+	return nil, "", nil
 }
