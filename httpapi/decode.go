@@ -61,7 +61,7 @@ func exactNames(body []byte, t reflect.Type) error {
 	if err := dec.Decode(&doc); err != nil {
 		return decodeError(err)
 	}
-	if field := misnamed(doc, t, ""); field != "" {
+	if field, ok := misnamed(doc, t, ""); ok {
 		return &domain.Error{Kind: domain.Invalid, Code: "unknown_field", Message: "unknown field " + field,
 			Fields: []domain.FieldError{{Field: field, Message: "is not a field of this request (names are case-sensitive)"}}}
 	}
@@ -71,8 +71,9 @@ func exactNames(body []byte, t reflect.Type) error {
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // misnamed returns the dotted path of the first member of doc not spelled
-// exactly as a field of t, or "".
-func misnamed(doc any, t reflect.Type, path string) string {
+// exactly as a field of t, and whether there is one: the path of a member
+// named "" at the top level is "".
+func misnamed(doc any, t reflect.Type, path string) (string, bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -80,7 +81,7 @@ func misnamed(doc any, t reflect.Type, path string) string {
 		return misnamed(doc, v, path)
 	}
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return "" // decodes itself
+		return "", false // decodes itself
 	}
 	switch d := doc.(type) {
 	case map[string]any:
@@ -90,7 +91,7 @@ func misnamed(doc any, t reflect.Type, path string) string {
 			fields = jsonFields(t)
 		case reflect.Map:
 		default:
-			return ""
+			return "", false
 		}
 		for _, name := range slices.Sorted(maps.Keys(d)) {
 			p := name
@@ -101,23 +102,23 @@ func misnamed(doc any, t reflect.Type, path string) string {
 			if t.Kind() == reflect.Map {
 				ft = t.Elem()
 			} else if ft = fields[name]; ft == nil {
-				return p
+				return p, true
 			}
-			if bad := misnamed(d[name], ft, p); bad != "" {
-				return bad
+			if bad, ok := misnamed(d[name], ft, p); ok {
+				return bad, true
 			}
 		}
 	case []any:
 		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
-			return ""
+			return "", false
 		}
 		for i, v := range d {
-			if bad := misnamed(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); bad != "" {
-				return bad
+			if bad, ok := misnamed(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); ok {
+				return bad, true
 			}
 		}
 	}
-	return ""
+	return "", false
 }
 
 // optionalType is an instance of domain.Optional, the PATCH bodies' field

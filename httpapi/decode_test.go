@@ -90,6 +90,21 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+// TestDecodeNamesEmptyMember: a member named "" is reported as itself.
+// It once ended the name check, so a nested unknown member further on was
+// reported by the decoder without its path ("nope", not "patch.nope").
+func TestDecodeNamesEmptyMember(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"":1,"patch":{"nope":1}}`))
+	r.Header.Set("Content-Type", "application/json")
+	var v decodeTarget
+	var de *domain.Error
+	if err := decode(httptest.NewRecorder(), r, &v); !errors.As(err, &de) || de.Code != "unknown_field" ||
+		len(de.Fields) != 1 || de.Fields[0].Field != "" {
+		t.Fatalf("got %v, want unknown_field naming the member \"\"", err)
+	}
+}
+
 // FuzzDecode checks that any body either decodes or yields a client error
 // (never an internal one, never a panic).
 func FuzzDecode(f *testing.F) {
