@@ -42,7 +42,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+		return decodeError(indexed(err, body))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return domain.Errorf(domain.Invalid, "malformed_json", "the request body must hold exactly one JSON value")
@@ -153,6 +153,80 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		fields[name] = f.Type
 	}
 	return fields
+}
+
+// indexed gives a type error the array indices that encoding/json leaves
+// out of its Field ("businessPersons.ownership"), so the problem names a
+// member the request holds: the path of the first value in the body, in
+// document order (the order the decoder reports in), of the kind the error
+// describes at that field ("businessPersons[1].ownership"). Other errors
+// are returned as they are.
+func indexed(err error, body []byte) error {
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) || typeErr.Field == "" {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return err
+	}
+	path, ok := locate(doc, strings.Split(typeErr.Field, "."), typeErr.Value, "")
+	if !ok {
+		return err
+	}
+	e := *typeErr
+	e.Field = path
+	return &e
+}
+
+// locate returns the path of the first value, depth first, at the member
+// names segs below doc (stepping into every array on the way) that is
+// value, as a type error describes it: "string", "number 1e400", ...
+func locate(doc any, segs []string, value, path string) (string, bool) {
+	if a, ok := doc.([]any); ok {
+		for i, el := range a {
+			if p, ok := locate(el, segs, value, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, true
+			}
+		}
+	}
+	if len(segs) == 0 {
+		return path, isValue(doc, value)
+	}
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	child, ok := m[segs[0]]
+	if !ok {
+		return "", false
+	}
+	p := segs[0]
+	if path != "" {
+		p = path + "." + segs[0]
+	}
+	return locate(child, segs[1:], value, p)
+}
+
+// isValue reports whether doc is the value a type error describes: its
+// JSON kind, and for a number the literal when the error gives one.
+func isValue(doc any, value string) bool {
+	kind, literal, _ := strings.Cut(value, " ")
+	switch d := doc.(type) {
+	case string:
+		return kind == "string"
+	case json.Number:
+		return kind == "number" && (literal == "" || literal == d.String())
+	case bool:
+		return kind == "bool"
+	case []any:
+		return kind == "array"
+	case map[string]any:
+		return kind == "object"
+	}
+	return false
 }
 
 // decodeError turns a json decoding error into a problem naming the field.
