@@ -1,18 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
 // replayAudit is one timed `ledgerctl audit verify` over a size's history,
 // after its rebuilds: the real command, as an auditor runs it, so its
-// memory is its own process's peak (getrusage's maxrss), not ledgerbench's.
+// memory is its own process's peak: VmHWM of /proc/<pid>/status, sampled
+// while it runs. Not getrusage's maxrss: Linux folds the forking parent's
+// high-water mark into the child's at exec, so it would report
+// ledgerbench's own peak whenever that is higher.
 type replayAudit struct {
 	Seconds         float64 `json:"seconds"`
 	EventsChecked   int64   `json:"eventsChecked"`
@@ -27,12 +30,34 @@ type replayAudit struct {
 func timeAuditVerify(ctx context.Context, ledgerctl, databaseURL string) (replayAudit, error) {
 	cmd := exec.CommandContext(ctx, ledgerctl, "audit", "verify", "--json")
 	cmd.Env = ledgerEnv("DATABASE_URL=" + databaseURL)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
 	start := time.Now()
-	out, runErr := cmd.Output()
-	a := replayAudit{Seconds: time.Since(start).Seconds()}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		a.PeakRSSMB = float64(ru.Maxrss) * 1024 / 1e6 // Linux reports kilobytes
+	if err := cmd.Start(); err != nil {
+		return replayAudit{}, fmt.Errorf("ledgerctl audit verify: %w", err)
 	}
+	peak := make(chan uint64)
+	exited := make(chan struct{})
+	go func() {
+		var hwm uint64
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if m, err := readProcMemory(cmd.Process.Pid); err == nil {
+				hwm = max(hwm, m.HWM)
+			}
+			select {
+			case <-exited:
+				peak <- hwm
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	runErr := cmd.Wait()
+	close(exited)
+	a := replayAudit{Seconds: time.Since(start).Seconds(), PeakRSSMB: megabytes(<-peak)}
+	out := stdout.Bytes()
 	var rep struct {
 		OK            bool  `json:"ok"`
 		EventsChecked int64 `json:"eventsChecked"`
