@@ -43,6 +43,7 @@ type app struct {
 	relay   *eventstore.Relay
 	idem    *eventstore.Idempotency
 	api     *httpapi.Server
+	handler http.Handler // the API, with the partner dashboard under /dashboard
 	workers *workers.Workers
 }
 
@@ -124,6 +125,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
 			CheckWebhookURL: checkHook, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready, Registry: reg})
+	a.handler = withDashboard(a.api, a.newDashboard(reader, pays))
 	return a, nil
 }
 
@@ -150,7 +152,7 @@ func (a *app) ready(ctx context.Context) error {
 func (a *app) serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv := &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
+	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 
