@@ -74,30 +74,3 @@ func (q *Reader) DashboardSession(ctx context.Context, sessionHash string, now t
 	s.ExpiresAt = s.ExpiresAt.UTC()
 	return s, nil
 }
-
-// SignInFailures counts the failed sign-ins of email since since.
-func (q *Reader) SignInFailures(ctx context.Context, email string, since time.Time) (int, error) {
-	var n int
-	err := q.pool.QueryRow(ctx, `SELECT count(*) FROM dashboard_sign_in_failures WHERE email = $1 AND failed_at > $2`,
-		email, since).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("count sign-in failures: %w", err)
-	}
-	return n, nil
-}
-
-// RecordSignInFailure notes a failed sign-in of email at at.
-func (q *Reader) RecordSignInFailure(ctx context.Context, email string, at time.Time) error {
-	if _, err := q.pool.Exec(ctx, `INSERT INTO dashboard_sign_in_failures (email, failed_at) VALUES ($1, $2)`, email, at); err != nil {
-		return fmt.Errorf("record sign-in failure: %w", err)
-	}
-	return nil
-}
-
-// ClearSignInFailures forgets email's failed sign-ins (after a success).
-func (q *Reader) ClearSignInFailures(ctx context.Context, email string) error {
-	if _, err := q.pool.Exec(ctx, `DELETE FROM dashboard_sign_in_failures WHERE email = $1`, email); err != nil {
-		return fmt.Errorf("clear sign-in failures: %w", err)
-	}
-	return nil
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -85,29 +84,16 @@ func nullUUID(id uuid.UUID) *uuid.UUID {
 	return &id
 }
 
-// APIKeys lists a tenant's API keys, newest first, with when each last
-// obtained a token.
+// APIKeys lists a tenant's API keys, newest first.
 func (q *Reader) APIKeys(ctx context.Context, tenantID uuid.UUID) ([]domain.APIKeyItem, error) {
-	rows, err := q.pool.Query(ctx, `SELECT k.api_key, k.created_at, u.last_used_at, k.revoked_at
-		FROM api_keys k LEFT JOIN api_key_uses u ON u.api_key = k.api_key
-		WHERE k.tenant_id = $1 ORDER BY k.created_at DESC, k.api_key`, tenantID)
+	rows, err := q.pool.Query(ctx, `SELECT api_key, created_at, revoked_at FROM api_keys
+		WHERE tenant_id = $1 ORDER BY created_at DESC, api_key`, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.APIKeyItem, error) {
 		var k domain.APIKeyItem
-		err := row.Scan(&k.APIKey, &k.CreatedAt, &k.LastUsedAt, &k.RevokedAt)
+		err := row.Scan(&k.APIKey, &k.CreatedAt, &k.RevokedAt)
 		return k, err
 	})
-}
-
-// TouchAPIKey records that apiKey obtained a token at at. It never moves
-// the time backwards, so racing instances leave the latest.
-func (q *Reader) TouchAPIKey(ctx context.Context, apiKey string, at time.Time) error {
-	_, err := q.pool.Exec(ctx, `INSERT INTO api_key_uses (api_key, last_used_at) VALUES ($1, $2)
-		ON CONFLICT (api_key) DO UPDATE SET last_used_at = greatest(api_key_uses.last_used_at, excluded.last_used_at)`, apiKey, at)
-	if err != nil {
-		return fmt.Errorf("record api key use: %w", err)
-	}
-	return nil
 }

@@ -17,10 +17,11 @@ import (
 	"github.com/ledger/ledger/projections"
 )
 
-// dashboardAccounts plugs the dashboard users' read model and stream into
-// dashboard.Accounts.
+// dashboardAccounts plugs the dashboard users' read model and stream, and
+// the sign-in throttle, into dashboard.Accounts.
 type dashboardAccounts struct {
 	*projections.Reader
+	*eventstore.SignInThrottle
 	store *eventstore.Store
 }
 
@@ -34,8 +35,31 @@ func (a dashboardAccounts) ExecuteDashboardUser(ctx context.Context, ref domain.
 // model into dashboard.Credentials: the same events ledgerctl apikey
 // create and revoke append, with the dashboard user as actor.
 type dashboardCredentials struct {
-	*projections.Reader
-	store *eventstore.Store
+	reader *projections.Reader
+	uses   *eventstore.APIKeyUses
+	store  *eventstore.Store
+}
+
+// APIKeys lists the tenant's keys with when each last obtained a token.
+func (c dashboardCredentials) APIKeys(ctx context.Context, tenantID uuid.UUID) ([]domain.APIKeyItem, error) {
+	keys, err := c.reader.APIKeys(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.APIKey
+	}
+	used, err := c.uses.LastUsed(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		if at, ok := used[k.APIKey]; ok {
+			keys[i].LastUsedAt = &at
+		}
+	}
+	return keys, nil
 }
 
 func (c dashboardCredentials) CreateAPIKey(ctx context.Context, tenantID uuid.UUID, meta domain.Metadata) (string, string, error) {
@@ -56,6 +80,13 @@ func (c dashboardCredentials) RevokeAPIKey(ctx context.Context, tenantID uuid.UU
 
 func tenantStream(id uuid.UUID) domain.StreamRef {
 	return domain.StreamRef{TenantID: id, Type: "tenant", ID: id}
+}
+
+// apiCredentials plugs the api_keys read model and the key-use record into
+// httpapi.Credentials.
+type apiCredentials struct {
+	*projections.Reader
+	*eventstore.APIKeyUses
 }
 
 // paymentFeed tells the dashboard's live pages which payments changed: a
@@ -125,11 +156,11 @@ func withDashboard(api, dash http.Handler) http.Handler {
 }
 
 // newDashboard builds the partner dashboard over the app's stores.
-func (a *app) newDashboard(reader *projections.Reader, pays payments) *dashboard.Dashboard {
+func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *eventstore.APIKeyUses) *dashboard.Dashboard {
 	return dashboard.New(dashboard.Config{SecureCookies: secureCookies(a.cfg.PublicURL)}, dashboard.Deps{
 		Log:         a.log,
-		Accounts:    dashboardAccounts{Reader: reader, store: a.store},
-		Credentials: dashboardCredentials{Reader: reader, store: a.store},
+		Accounts:    dashboardAccounts{Reader: reader, SignInThrottle: eventstore.NewSignInThrottle(a.pool), store: a.store},
+		Credentials: dashboardCredentials{reader: reader, uses: uses, store: a.store},
 		Payments:    pays,
 		Users:       reader,
 		Events:      events{a.store},

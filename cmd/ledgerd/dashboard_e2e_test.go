@@ -135,9 +135,15 @@ func TestDashboardInBrowser(t *testing.T) {
 	browse(t, ctx, "watch the payment reach success",
 		chromedp.Poll[chromedp.Void](`document.getElementById("payment-status").textContent === "success"`,
 			chromedp.WithPollingTimeout(30*time.Second)))
-	timeline := value(t, ctx, "count the timeline", chromedp.Evaluate[int](`document.querySelectorAll("#timeline li").length`))
-	if timeline != 4 {
-		t.Errorf("live timeline: got %d entries, want 4 (created, deposited, transferring, success)", timeline)
+	// The rest of the page follows: the whole timeline, the settled amount
+	// and the payment's events with their hashes, still without a reload.
+	browse(t, ctx, "watch the page's sections follow",
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#timeline li").length === 4 &&
+			document.getElementById("section-amounts").textContent.includes("Settled") &&
+			document.getElementById("section-events").textContent.includes("payment.success")`,
+			chromedp.WithPollingTimeout(15*time.Second)))
+	if reloads := value(t, ctx, "count page loads", chromedp.Evaluate[int](`performance.getEntriesByType("navigation").length`)); reloads != 1 {
+		t.Errorf("page loads: got %d, want 1 (live updates, no reload)", reloads)
 	}
 	screenshot(t, ctx, artifacts, "06-payment-success")
 	browse(t, ctx, "payments list", chromedp.Navigate(s.URL+"/dashboard/payments"),

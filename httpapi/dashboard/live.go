@@ -14,18 +14,12 @@ import (
 // liveHeartbeat keeps idle event streams open through proxies.
 const liveHeartbeat = 15 * time.Second
 
-// paymentUpdate is one Server-Sent Event: a payment as it is now.
+// paymentUpdate is one Server-Sent Event: a payment's status now. A
+// payment's own page then re-reads its other sections.
 type paymentUpdate struct {
-	ID        string           `json:"id"`
-	Status    string           `json:"status"`
-	UpdatedAt string           `json:"updatedAt"`
-	Timeline  []timelineUpdate `json:"timeline"`
-}
-
-type timelineUpdate struct {
-	Status  string `json:"status"`
-	Message string `json:"message"`
-	At      string `json:"at"`
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	UpdatedAt string `json:"updatedAt"`
 }
 
 // live is GET /dashboard/live[?payment=ID]: Server-Sent Events carrying the
@@ -97,12 +91,8 @@ func (d *Dashboard) sendPayment(w http.ResponseWriter, r *http.Request, tenantID
 	if err != nil {
 		return err
 	}
-	u := paymentUpdate{ID: p.ID.String(), Status: p.Status, UpdatedAt: p.UpdatedAt.UTC().Format(domain.TimeFormat),
-		Timeline: make([]timelineUpdate, 0, len(p.StatusLogs))}
-	for _, l := range p.StatusLogs {
-		u.Timeline = append(u.Timeline, timelineUpdate{Status: l.Status, Message: l.Message, At: l.At.UTC().Format(domain.TimeFormat)})
-	}
-	data, err := json.Marshal(u)
+	data, err := json.Marshal(paymentUpdate{ID: p.ID.String(), Status: p.Status,
+		UpdatedAt: p.UpdatedAt.UTC().Format(domain.TimeFormat)})
 	if err != nil {
 		return err
 	}

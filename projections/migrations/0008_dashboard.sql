@@ -21,19 +21,3 @@ CREATE TABLE dashboard_sessions (
     expires_at   timestamptz NOT NULL,
     revoked_at   timestamptz
 );
-
--- Failed sign-ins, for the lock-out: not events (an attacker could fill the
--- log with them), and not rebuilt. Rows older than the lock-out window are
--- deleted when the address signs in.
-CREATE TABLE dashboard_sign_in_failures (
-    email     text        NOT NULL,
-    failed_at timestamptz NOT NULL
-);
-CREATE INDEX dashboard_sign_in_failures_email ON dashboard_sign_in_failures (email, failed_at);
-
--- When an API key last obtained a token (POST /token): operational data
--- shown on the dashboard's API keys page, not an event.
-CREATE TABLE api_key_uses (
-    api_key      text PRIMARY KEY,
-    last_used_at timestamptz NOT NULL
-);

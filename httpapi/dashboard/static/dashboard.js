@@ -1,6 +1,6 @@
 // Ledger partner dashboard: small progressive enhancements. Every page
 // works without this script; it localises times, copies secrets to the
-// clipboard and keeps payment statuses live over Server-Sent Events.
+// clipboard and keeps payments live over Server-Sent Events.
 "use strict";
 
 (function () {
@@ -15,25 +15,9 @@
     });
   }
 
-  function timeElement(iso) {
-    var el = document.createElement("time");
-    var d = new Date(iso);
-    el.setAttribute("datetime", iso);
-    el.title = d.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
-    el.textContent = timeFormat.format(d);
-    return el;
-  }
-
-  function badge(status) {
-    var el = document.createElement("span");
-    el.className = "badge status-" + status;
-    el.textContent = status;
-    return el;
-  }
-
   // Copy buttons name the element whose text they copy.
-  function setUpCopy() {
-    document.querySelectorAll("[data-copy]").forEach(function (button) {
+  function setUpCopy(root) {
+    root.querySelectorAll("[data-copy]").forEach(function (button) {
       button.addEventListener("click", function () {
         var text = document.getElementById(button.getAttribute("data-copy")).textContent;
         navigator.clipboard.writeText(text).then(function () {
@@ -44,7 +28,35 @@
     });
   }
 
-  // applyUpdate shows a payment's new state wherever the page shows it.
+  // refreshSections re-reads the page and swaps in its [data-refresh]
+  // sections (amounts, timeline, webhooks, events...), keeping open
+  // <details> open. One fetch at a time; a change meanwhile fetches again.
+  var refreshing = false, refreshAgain = false;
+  function refreshSections() {
+    if (refreshing) { refreshAgain = true; return; }
+    refreshing = true;
+    fetch(location.href, { headers: { "Accept": "text/html" } }).then(function (r) {
+      return r.ok ? r.text() : Promise.reject(new Error("HTTP " + r.status));
+    }).then(function (html) {
+      var fresh = new DOMParser().parseFromString(html, "text/html");
+      document.querySelectorAll("[data-refresh]").forEach(function (el) {
+        var next = fresh.getElementById(el.id);
+        if (!next) { return; }
+        var open = Array.prototype.map.call(el.querySelectorAll("details[open][id]"), function (d) { return d.id; });
+        open.forEach(function (id) { var d = next.querySelector("#" + CSS.escape(id)); if (d) { d.open = true; } });
+        localiseTimes(next);
+        setUpCopy(next);
+        el.replaceWith(next);
+      });
+      document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
+    }).catch(function () { /* the next update tries again */ }).finally(function () {
+      refreshing = false;
+      if (refreshAgain) { refreshAgain = false; refreshSections(); }
+    });
+  }
+
+  // applyUpdate shows a payment's new status wherever the page shows it,
+  // and on a payment's own page refreshes the rest of it.
   function applyUpdate(p) {
     var changed = false;
     document.querySelectorAll('[data-payment-status="' + p.id + '"]').forEach(function (el) {
@@ -53,23 +65,9 @@
       el.textContent = p.status;
       el.className = el.className.replace(/\bstatus-\S+/g, "").replace(/\bchanged\b/g, "").trim() + " status-" + p.status + " changed";
     });
-    var timeline = document.querySelector('#timeline[data-payment-id="' + p.id + '"]');
-    if (timeline && p.timeline.length !== timeline.children.length) {
-      timeline.replaceChildren.apply(timeline, p.timeline.map(function (entry) {
-        var li = document.createElement("li");
-        li.append(badge(entry.status), " ");
-        var at = document.createElement("span");
-        at.className = "muted";
-        at.append(timeElement(entry.at));
-        li.append(at);
-        if (entry.message) { li.append(" ", entry.message); }
-        return li;
-      }));
-    }
-    var updated = document.getElementById("payment-updated");
-    if (updated && changed) { updated.replaceChildren(timeElement(p.updatedAt)); }
     var announcer = document.getElementById("live-announcer");
     if (announcer && changed) { announcer.textContent = "Payment " + p.id.slice(0, 8) + " is now " + p.status + "."; }
+    if (document.querySelector('[data-refresh][data-payment-id="' + p.id + '"]')) { refreshSections(); }
   }
 
   function setUpLive() {
@@ -84,7 +82,7 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     localiseTimes(document);
-    setUpCopy();
+    setUpCopy(document);
     setUpLive();
   });
 })();
