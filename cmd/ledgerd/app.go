@@ -19,6 +19,7 @@ import (
 
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/httpapi"
+	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers"
 	"github.com/ledger/ledger/workers/rails/payout"
@@ -43,6 +44,7 @@ type app struct {
 	relay   *eventstore.Relay
 	idem    *eventstore.Idempotency
 	api     *httpapi.Server
+	dash    *dashboard.Dashboard
 	handler http.Handler // the API, with the partner dashboard under /dashboard
 	workers *workers.Workers
 }
@@ -126,7 +128,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
 			CheckWebhookURL: checkHook, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready, Registry: reg})
-	a.handler = withDashboard(a.api, a.newDashboard(reader, pays, uses))
+	a.dash = a.newDashboard(reader, pays, uses)
+	a.handler = withDashboard(a.api, a.dash)
 	return a, nil
 }
 
@@ -156,6 +159,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	srv.RegisterOnShutdown(a.dash.Close)
 
 	errs := make(chan error, 3)
 	go func() {

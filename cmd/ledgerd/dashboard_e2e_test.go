@@ -115,6 +115,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	// The key works against the API until it is revoked in the dashboard.
 	keyTok := s.tenantToken(t, apiKey, secret)
 	mustStatus(t, s.call(t, http.MethodGet, "/payments", keyTok, ""), http.StatusOK)
+	browse(t, ctx, "see the key's last use", chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-api-key="`+apiKey+`"] td:nth-child(3) time`)))
 	browse(t, ctx, "revoke the API key",
 		chromedp.Click(chromedp.CSS(`form[action="/dashboard/api-keys/`+apiKey+`/revoke"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-api-key="`+apiKey+`"] .status-failed`)),
@@ -147,7 +149,13 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	screenshot(t, ctx, artifacts, "06-payment-success")
 	browse(t, ctx, "payments list", chromedp.Navigate(s.URL+"/dashboard/payments"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-payment-status="`+payment+`"]`)))
+		chromedp.WaitVisible(chromedp.CSS(`[data-payment-status="`+payment+`"]`)),
+		chromedp.Poll[chromedp.Void](`document.body.dataset.live === "open"`, chromedp.WithPollingTimeout(10*time.Second)))
+	// A payment created meanwhile joins the list without a reload.
+	second := mustStatus(t, s.call(t, http.MethodPost, "/payments", tok,
+		fmt.Sprintf(`{"merchantId":%q,"amount":250000,"reference":"Invoice 43"}`, merchant)), http.StatusCreated)["id"].(string)
+	browse(t, ctx, "watch the new payment join the list",
+		chromedp.WaitVisible(chromedp.CSS(`[data-payment-status="`+second+`"]`)))
 	screenshot(t, ctx, artifacts, "07-payments")
 
 	// Another tenant's payment and user are not there, and its events not shown.
@@ -196,12 +204,25 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.Navigate(s.URL+"/dashboard/payments/"+payment), chromedp.WaitVisible(chromedp.CSS(`#payment-status`)))
 	screenshot(t, ctx, artifacts, "13-payment-phone")
 
-	// Signing out closes the session server-side, not only in the browser.
-	browse(t, ctx, "sign out", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(s.URL+"/dashboard/payments"),
+	// Signing out (here in a second tab) closes the session server-side,
+	// not only in the browser. The first tab keeps a live page open, which
+	// the server's graceful stop must end rather than wait for.
+	browse(t, ctx, "keep a live page open", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(s.URL+"/dashboard/payments"),
+		chromedp.Poll[chromedp.Void](`document.body.dataset.live === "open"`, chromedp.WithPollingTimeout(10*time.Second)))
+	tab2, cancelTab2 := chromedp.NewContext(ctx)
+	defer cancelTab2()
+	browse(t, tab2, "sign out", chromedp.Navigate(s.URL+"/dashboard/payments"),
 		chromedp.Click(chromedp.CSS(`form.signout button`)), chromedp.WaitVisible(chromedp.CSS(`p.notice`)))
 	var open int
 	s.queryRow(t, `SELECT count(*) FROM dashboard_sessions WHERE revoked_at IS NULL`, nil, &open)
 	if open != 0 {
 		t.Errorf("open sessions after sign-out: got %d, want 0", open)
+	}
+	stopped := time.Now()
+	if err := s.stop(); err != nil {
+		t.Errorf("stop with a live page open: got %v, want nil", err)
+	}
+	if d := time.Since(stopped); d > 10*time.Second {
+		t.Errorf("stop with a live page open: took %v, want the live stream ended at once", d)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"embed"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -108,9 +109,11 @@ type Deps struct {
 type Dashboard struct {
 	cfg Config
 	Deps
-	pages pages
-	mux   *http.ServeMux
-	now   func() time.Time
+	pages     pages
+	logged    http.Handler // the routes, logged
+	now       func() time.Time
+	closing   chan struct{} // closed by Close: live streams end
+	closeOnce sync.Once
 }
 
 // New returns the dashboard.
@@ -118,8 +121,8 @@ func New(cfg Config, d Deps) *Dashboard {
 	if cfg.SessionTTL == 0 {
 		cfg.SessionTTL = 12 * time.Hour
 	}
-	db := &Dashboard{cfg: cfg, Deps: d, pages: mustParsePages(), now: time.Now}
-	db.mux = db.routes()
+	db := &Dashboard{cfg: cfg, Deps: d, pages: mustParsePages(), now: time.Now, closing: make(chan struct{})}
+	db.logged = db.logRequest(db.routes())
 	return db
 }
 
@@ -132,5 +135,10 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
-	d.mux.ServeHTTP(w, r)
+	d.logged.ServeHTTP(w, r)
 }
+
+// Close ends the open live streams, which would otherwise hold a graceful
+// shutdown until its deadline (http.Server.Shutdown waits for handlers
+// and does not cancel them). Browsers reconnect to another instance.
+func (d *Dashboard) Close() { d.closeOnce.Do(func() { close(d.closing) }) }

@@ -156,16 +156,39 @@ func (f fakeCredentials) RevokeAPIKey(_ context.Context, tenantID uuid.UUID, api
 	return f.revoke(tenantID, apiKey, meta)
 }
 
-// fakePayments serves the payments of one tenant; any other tenant has none.
+// fakePayments serves the payments of one tenant; any other tenant has
+// none. It is safe for a test to change while a live stream reads it.
 type fakePayments struct {
+	mu       sync.Mutex
 	tenant   uuid.UUID
 	payments map[uuid.UUID]domain.PaymentSnapshot
 	filter   domain.PaymentFilter // the last list's filter
 }
 
+func (f *fakePayments) put(p domain.PaymentSnapshot) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.payments[p.ID] = p
+}
+
+// moveTo gives every payment to another tenant.
+func (f *fakePayments) moveTo(tenant uuid.UUID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tenant = tenant
+}
+
+func (f *fakePayments) lastFilter() domain.PaymentFilter {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.filter
+}
+
 var errFakeNotFound = domain.Errorf(domain.NotFound, "not_found", "not found")
 
 func (f *fakePayments) Payment(_ context.Context, tenantID, id uuid.UUID) (domain.PaymentSnapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	p, ok := f.payments[id]
 	if !ok || tenantID != f.tenant {
 		return p, errFakeNotFound
@@ -174,6 +197,8 @@ func (f *fakePayments) Payment(_ context.Context, tenantID, id uuid.UUID) (domai
 }
 
 func (f *fakePayments) ListPayments(_ context.Context, tenantID uuid.UUID, filter domain.PaymentFilter, _ int, _ string) ([]domain.PaymentSnapshot, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.filter = filter
 	var out []domain.PaymentSnapshot
 	for _, p := range f.payments {

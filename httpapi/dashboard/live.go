@@ -65,6 +65,8 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request) error {
 		select {
 		case <-r.Context().Done():
 			return nil
+		case <-d.closing:
+			return nil
 		case <-heartbeat.C:
 			fmt.Fprint(w, ": heartbeat\n\n")
 		case id, ok := <-changes:

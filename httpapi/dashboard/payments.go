@@ -15,6 +15,7 @@ type paymentsView struct {
 	Statuses  []string
 	Filter    paymentsFilter
 	Next      string
+	FirstPage bool // new payments appear live on the first page only
 }
 
 // paymentsFilter is the list's filter form, as the viewer typed it.
@@ -41,7 +42,7 @@ func (d *Dashboard) paymentsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view.Items, view.Next = items, nextPage(r, next)
+	view.Items, view.Next, view.FirstPage = items, nextPage(r, next), q.Get("offset") == ""
 	d.render(w, r, http.StatusOK, "payments", "Payments", view)
 	return nil
 }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,8 +18,8 @@ import (
 
 func (h *harness) addPayment(status string) uuid.UUID {
 	id := uuid.New()
-	h.payments.payments[id] = domain.PaymentSnapshot{Payment: domain.Payment{ID: id, Status: status, Reference: "Invoice 42",
-		DestinationAmount: decimal.NewFromInt(1500), DestinationCurrency: "ZAR", CreatedAt: h.now}}
+	h.payments.put(domain.PaymentSnapshot{Payment: domain.Payment{ID: id, Status: status, Reference: "Invoice 42",
+		DestinationAmount: decimal.NewFromInt(1500), DestinationCurrency: "ZAR", CreatedAt: h.now}})
 	return id
 }
 
@@ -32,7 +33,7 @@ func TestPaymentPageOnlyTheSessionTenant(t *testing.T) {
 	if rec := h.get("/dashboard/payments/" + id.String()); rec.Code != http.StatusOK || !strings.Contains(body(rec), "1,500.00 ZAR") {
 		t.Fatalf("our payment: got %d, want 200 with its amount", rec.Code)
 	}
-	h.payments.tenant = uuid.New() // the payment is now another tenant's
+	h.payments.moveTo(uuid.New()) // the payment is now another tenant's
 	for _, path := range []string{"/dashboard/payments/" + id.String(), "/dashboard/payments/not-a-uuid",
 		"/dashboard/live?payment=" + id.String()} {
 		rec := h.get(path)
@@ -53,8 +54,8 @@ func TestPaymentsFilter(t *testing.T) {
 	}
 	want := domain.PaymentFilter{Status: "success", MerchantID: merchant,
 		CreatedFrom: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), CreatedBefore: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)}
-	if h.payments.filter != want {
-		t.Errorf("filter: got %+v, want %+v (to is inclusive)", h.payments.filter, want)
+	if got := h.payments.lastFilter(); got != want {
+		t.Errorf("filter: got %+v, want %+v (to is inclusive)", got, want)
 	}
 	for _, q := range []string{"status=paid", "merchant=nope", "from=25/11/2026"} {
 		if rec := h.get("/dashboard/payments?" + q); rec.Code != http.StatusBadRequest {
@@ -101,7 +102,7 @@ func TestLiveSendsTheSessionTenantsPayments(t *testing.T) {
 	if first := next(); !strings.Contains(first, `"status":"created"`) || !strings.Contains(first, id.String()) {
 		t.Errorf("first event: got %s, want the payment as it is", first)
 	}
-	h.payments.payments[id] = domain.PaymentSnapshot{Payment: domain.Payment{ID: id, Status: domain.StatusSuccess}}
+	h.payments.put(domain.PaymentSnapshot{Payment: domain.Payment{ID: id, Status: domain.StatusSuccess}})
 	h.feed.ch <- other // another payment of the page's tenant: not this page's
 	h.feed.ch <- id
 	if got := next(); !strings.Contains(got, `"status":"success"`) || !strings.Contains(got, id.String()) {
@@ -111,5 +112,39 @@ func TestLiveSendsTheSessionTenantsPayments(t *testing.T) {
 	defer h.feed.mu.Unlock()
 	if len(h.feed.tenants) != 1 || h.feed.tenants[0] != h.tenant {
 		t.Errorf("subscribed tenants: got %v, want the session's %s only", h.feed.tenants, h.tenant)
+	}
+}
+
+// TestLiveEndsOnClose: Close ends open streams, so a graceful shutdown is
+// not held up by open dashboard pages.
+func TestLiveEndsOnClose(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fakeCredentials{})
+	h.signIn()
+	srv := httptest.NewServer(h.d)
+	t.Cleanup(srv.Close)
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/dashboard/live", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(h.cookies[sessionCookie])
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, resp.Body)
+		ended <- err
+	}()
+	h.d.Close()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("stream: got %v, want a clean end", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("stream still open 5s after Close, want it ended")
 	}
 }

@@ -56,10 +56,16 @@
   }
 
   // applyUpdate shows a payment's new status wherever the page shows it,
-  // and on a payment's own page refreshes the rest of it.
+  // and on a payment's own page refreshes the rest of it. A new payment
+  // (one not shown, still "created") refreshes a list that takes new ones;
+  // other payments not shown are older ones, on later pages.
   function applyUpdate(p) {
     var changed = false;
-    document.querySelectorAll('[data-payment-status="' + p.id + '"]').forEach(function (el) {
+    var shown = document.querySelectorAll('[data-payment-status="' + p.id + '"]');
+    if (shown.length === 0 && p.status === "created" && document.querySelector("[data-refresh][data-refresh-new]")) {
+      refreshSections();
+    }
+    shown.forEach(function (el) {
       if (el.textContent === p.status) { return; }
       changed = true;
       el.textContent = p.status;
