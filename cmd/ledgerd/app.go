@@ -99,6 +99,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.idem = eventstore.NewIdempotency(a.pool)
 	reader := projections.NewReader(a.pool)
 	uses := eventstore.NewAPIKeyUses(a.pool)
+	keys := eventstore.NewKeys(a.pool)
 	rails, err := newRails(cfg)
 	if err != nil {
 		return nil, err
@@ -124,11 +125,11 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
 		InsecureWebhooks: sandbox, Sandbox: sandbox},
-		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, APIKeyUses: uses}, Keys: eventstore.NewKeys(a.pool), Idempotency: a.idem,
+		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, APIKeyUses: uses}, Keys: keys, Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
 			CheckWebhookURL: checkHook, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready, Registry: reg})
-	a.dash = a.newDashboard(reader, pays, uses)
+	a.dash = a.newDashboard(reader, pays, uses, httpapi.NewPresigner(keys, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.dash)
 	return a, nil
 }

@@ -156,7 +156,8 @@ func withDashboard(api, dash http.Handler) http.Handler {
 }
 
 // newDashboard builds the partner dashboard over the app's stores.
-func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *eventstore.APIKeyUses) *dashboard.Dashboard {
+func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *eventstore.APIKeyUses,
+	links dashboard.DocumentLinks) *dashboard.Dashboard {
 	return dashboard.New(dashboard.Config{SecureCookies: secureCookies(a.cfg.PublicURL)}, dashboard.Deps{
 		Log:         a.log,
 		Accounts:    dashboardAccounts{Reader: reader, SignInThrottle: eventstore.NewSignInThrottle(a.pool), store: a.store},
@@ -165,6 +166,7 @@ func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *even
 		Users:       reader,
 		Events:      events{a.store},
 		Ledger:      reader,
+		Documents:   links,
 		Feed:        paymentFeed{nc: a.nc, prefix: a.cfg.NATSSubjectPrefix},
 	})
 }

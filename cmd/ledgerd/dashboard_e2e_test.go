@@ -74,7 +74,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	tok, otherTok := s.tenantToken(t, acme.APIKey, acme.APISecret), s.tenantToken(t, other.APIKey, other.APISecret)
 	merchant := mustStatus(t, s.call(t, http.MethodPost, "/merchants", tok,
 		`{"name":"Shoprite","country":"SouthAfrica","bankName":"Capitec Bank","accountNumber":"1234567890"}`), http.StatusCreated)["id"].(string)
-	s.createUser(t, tok, "ann@example.com", "Ann Njeri")
+	ann := s.createUser(t, tok, "ann@example.com", "Ann Njeri")["userId"].(string)
+	mustStatus(t, s.upload(t, ann, tok, typePart("passport"), filePart("passport.pdf", pdfBytes)), http.StatusCreated)
 	otherMerchant := mustStatus(t, s.call(t, http.MethodPost, "/merchants", otherTok,
 		`{"name":"Elsewhere","country":"SouthAfrica","bankName":"Nedbank","accountNumber":"1234567890"}`), http.StatusCreated)["id"].(string)
 	otherPayment := mustStatus(t, s.call(t, http.MethodPost, "/payments", otherTok,
@@ -198,6 +199,11 @@ func TestDashboardInBrowser(t *testing.T) {
 		if page.name == "09-users" {
 			browse(t, ctx, "open a user", chromedp.Click(chromedp.CSS(page.ready)), chromedp.WaitVisible(chromedp.CSS(`#kyc`)))
 			screenshot(t, ctx, artifacts, "10-user")
+			doc := value(t, ctx, "download the user's document", chromedp.Evaluate[string](
+				`fetch(document.querySelector("#section-documents a[download]").href).then(r => r.text())`, chromedp.EvalAwaitPromise))
+			if doc != string(pdfBytes) {
+				t.Errorf("document download: got %q, want the uploaded file", doc)
+			}
 		}
 	}
 	browse(t, ctx, "phone-sized payment page", chromedp.EmulateViewport(390, 844),

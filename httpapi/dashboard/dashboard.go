@@ -77,6 +77,13 @@ type Ledger interface {
 	TrialBalance(ctx context.Context, tenantID uuid.UUID, asOf time.Time) ([]domain.AccountBalance, error)
 }
 
+// DocumentLinks signs download links of documents (the API's presigned
+// URLs). The dashboard asks only for documents it listed for the session's
+// tenant.
+type DocumentLinks interface {
+	Sign(ctx context.Context, documentID uuid.UUID) (string, error)
+}
+
 // Feed tells the live pages which of a tenant's payments just changed.
 type Feed interface {
 	// PaymentChanges delivers the id of each of tenantID's payments that an
@@ -102,6 +109,7 @@ type Deps struct {
 	Users       Users
 	Events      Events
 	Ledger      Ledger
+	Documents   DocumentLinks
 	Feed        Feed
 }
 

@@ -236,6 +236,13 @@ func (fakeEvents) StreamHistory(context.Context, domain.StreamRef) ([]domain.Rec
 	return nil, nil
 }
 
+// fakeLinks signs nothing: it names the document.
+type fakeLinks struct{}
+
+func (fakeLinks) Sign(_ context.Context, id uuid.UUID) (string, error) {
+	return "https://ledger.example/documents/" + id.String() + "?signature=x", nil
+}
+
 // fakeFeed hands out one channel per subscription and remembers the tenant.
 type fakeFeed struct {
 	mu      sync.Mutex
@@ -274,7 +281,7 @@ func newHarness(t *testing.T, creds fakeCredentials) *harness {
 	h.payments = &fakePayments{tenant: h.tenant, payments: map[uuid.UUID]domain.PaymentSnapshot{}}
 	h.accounts.add(h.tenant, testEmail, testPassword, "")
 	h.d = New(Config{SecureCookies: true}, Deps{Log: slog.New(slog.DiscardHandler), Accounts: h.accounts,
-		Credentials: creds, Payments: h.payments, Events: fakeEvents{}, Feed: h.feed})
+		Credentials: creds, Payments: h.payments, Events: fakeEvents{}, Documents: fakeLinks{}, Feed: h.feed})
 	h.d.now = func() time.Time { return h.now }
 	return h
 }

@@ -1,7 +1,9 @@
 package dashboard
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/google/uuid"
 
@@ -30,6 +32,25 @@ func pathID(r *http.Request, name string) (uuid.UUID, error) {
 		return uuid.Nil, errNotFound
 	}
 	return id, nil
+}
+
+// documentLinks signs a download link for each document id. The links are
+// made relative (path and query), so they download from the origin the
+// page came from, whatever the configured public URL.
+func (d *Dashboard) documentLinks(r *http.Request, ids []uuid.UUID) (map[uuid.UUID]string, error) {
+	links := make(map[uuid.UUID]string, len(ids))
+	for _, id := range ids {
+		link, err := d.Documents.Sign(r.Context(), id)
+		if err != nil {
+			return nil, err
+		}
+		u, err := url.Parse(link)
+		if err != nil {
+			return nil, fmt.Errorf("document link: %w", err)
+		}
+		links[id] = u.RequestURI()
+	}
+	return links, nil
 }
 
 // notFoundAsPage turns a read model's NotFound (absent, or another

@@ -101,6 +101,7 @@ type paymentView struct {
 	domain.PaymentSnapshot
 	Merchant  string
 	Documents []domain.PaymentDocumentItem
+	Links     map[uuid.UUID]string // document id -> presigned download link
 	Webhooks  []domain.WebhookAttemptItem
 	Events    []domain.Record
 }
@@ -120,6 +121,13 @@ func (d *Dashboard) paymentPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	view := paymentView{PaymentSnapshot: p}
 	if view.Documents, _, err = d.Payments.ListPaymentDocuments(ctx, v.TenantID, id, 100, ""); err != nil {
+		return err
+	}
+	ids := make([]uuid.UUID, len(view.Documents))
+	for i, doc := range view.Documents {
+		ids[i] = doc.ID
+	}
+	if view.Links, err = d.documentLinks(r, ids); err != nil {
 		return err
 	}
 	if view.Webhooks, err = d.Payments.ListWebhookAttempts(ctx, v.TenantID, id); err != nil {

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/ledger/ledger/domain"
 )
 
@@ -32,6 +34,7 @@ func (d *Dashboard) usersPage(w http.ResponseWriter, r *http.Request) error {
 type userView struct {
 	domain.UserSnapshot
 	Documents []domain.KYCDocumentItem
+	Links     map[uuid.UUID]string // document id -> presigned download link
 	Events    []domain.Record
 }
 
@@ -51,6 +54,13 @@ func (d *Dashboard) userPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	view := userView{UserSnapshot: u}
 	if view.Documents, _, err = d.Users.ListKYCDocuments(ctx, v.TenantID, id, 100, ""); err != nil {
+		return err
+	}
+	ids := make([]uuid.UUID, len(view.Documents))
+	for i, doc := range view.Documents {
+		ids[i] = doc.ID
+	}
+	if view.Links, err = d.documentLinks(r, ids); err != nil {
 		return err
 	}
 	if view.Events, err = d.Events.StreamHistory(ctx, domain.StreamRef{TenantID: v.TenantID, Type: "user", ID: id}); err != nil {
