@@ -225,14 +225,61 @@ func (f *fakePayments) Merchant(context.Context, uuid.UUID, uuid.UUID) (domain.M
 	return domain.MerchantSnapshot{}, errFakeNotFound
 }
 
-// fakeEvents has no events.
-type fakeEvents struct{}
+// tenantLog records the tenant of every read, to check reads are scoped
+// to the session's tenant.
+type tenantLog struct {
+	mu      sync.Mutex
+	tenants []uuid.UUID
+}
 
-func (fakeEvents) TenantEvents(context.Context, uuid.UUID, int64, int, string) ([]domain.Record, error) {
+func (l *tenantLog) saw(tenant uuid.UUID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tenants = append(l.tenants, tenant)
+}
+
+func (l *tenantLog) all() []uuid.UUID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]uuid.UUID(nil), l.tenants...)
+}
+
+// fakeEvents has no events; it records the tenants asked about.
+type fakeEvents struct{ *tenantLog }
+
+func (f fakeEvents) TenantEvents(_ context.Context, tenant uuid.UUID, _ int64, _ int, _ string) ([]domain.Record, error) {
+	f.saw(tenant)
 	return nil, nil
 }
 
-func (fakeEvents) StreamHistory(context.Context, domain.StreamRef) ([]domain.Record, error) {
+func (f fakeEvents) StreamHistory(_ context.Context, ref domain.StreamRef) ([]domain.Record, error) {
+	f.saw(ref.TenantID)
+	return nil, nil
+}
+
+// fakeUsers has one user per tenant id it is asked about, named after it.
+type fakeUsers struct{ *tenantLog }
+
+func (f fakeUsers) User(_ context.Context, tenant, id uuid.UUID) (domain.UserSnapshot, error) {
+	f.saw(tenant)
+	return domain.UserSnapshot{User: domain.User{ID: id, Email: "ann@example.com", Name: "Ann", Status: domain.UserActive}}, nil
+}
+
+func (f fakeUsers) SearchUsers(_ context.Context, tenant uuid.UUID, _ string, _ int, _ string) ([]domain.UserListItem, string, error) {
+	f.saw(tenant)
+	return nil, "", nil
+}
+
+func (f fakeUsers) ListKYCDocuments(_ context.Context, tenant, _ uuid.UUID, _ int, _ string) ([]domain.KYCDocumentItem, string, error) {
+	f.saw(tenant)
+	return nil, "", nil
+}
+
+// fakeLedger has no postings.
+type fakeLedger struct{ *tenantLog }
+
+func (f fakeLedger) TrialBalance(_ context.Context, tenant uuid.UUID, _ time.Time) ([]domain.AccountBalance, error) {
+	f.saw(tenant)
 	return nil, nil
 }
 
@@ -264,6 +311,7 @@ type harness struct {
 	accounts *fakeAccounts
 	payments *fakePayments
 	feed     *fakeFeed
+	reads    *tenantLog // tenants the users, events and ledger reads were asked about
 	tenant   uuid.UUID
 	now      time.Time
 	cookies  map[string]*http.Cookie
@@ -277,11 +325,12 @@ const (
 func newHarness(t *testing.T, creds fakeCredentials) *harness {
 	t.Helper()
 	h := &harness{t: t, accounts: newFakeAccounts(), tenant: uuid.New(), now: time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC),
-		feed: &fakeFeed{ch: make(chan uuid.UUID, 4)}, cookies: map[string]*http.Cookie{}}
+		feed: &fakeFeed{ch: make(chan uuid.UUID, 4)}, reads: &tenantLog{}, cookies: map[string]*http.Cookie{}}
 	h.payments = &fakePayments{tenant: h.tenant, payments: map[uuid.UUID]domain.PaymentSnapshot{}}
 	h.accounts.add(h.tenant, testEmail, testPassword, "")
 	h.d = New(Config{SecureCookies: true}, Deps{Log: slog.New(slog.DiscardHandler), Accounts: h.accounts,
-		Credentials: creds, Payments: h.payments, Events: fakeEvents{}, Documents: fakeLinks{}, Feed: h.feed})
+		Credentials: creds, Payments: h.payments, Users: fakeUsers{h.reads}, Events: fakeEvents{h.reads},
+		Ledger: fakeLedger{h.reads}, Documents: fakeLinks{}, Feed: h.feed})
 	h.d.now = func() time.Time { return h.now }
 	return h
 }
