@@ -147,12 +147,16 @@ func secureCookies(publicURL string) bool {
 }
 
 // withDashboard serves /dashboard from dash and everything else from api.
+// A prefix test rather than a ServeMux, so API requests reach the API's
+// router exactly as they came (a ServeMux would clean and redirect paths).
 func withDashboard(api, dash http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/dashboard", dash)
-	mux.Handle("/dashboard/", dash)
-	mux.Handle("/", api)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/dashboard" || strings.HasPrefix(r.URL.Path, "/dashboard/") {
+			dash.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // newDashboard builds the partner dashboard over the app's stores.

@@ -1,6 +1,11 @@
 package main
 
-import "testing"
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
 
 func TestSecureCookies(t *testing.T) {
 	t.Parallel()
@@ -17,6 +22,24 @@ func TestSecureCookies(t *testing.T) {
 	} {
 		if got := secureCookies(url); got != want {
 			t.Errorf("secureCookies(%q): got %v, want %v", url, got, want)
+		}
+	}
+}
+
+func TestWithDashboardRoutesByPrefix(t *testing.T) {
+	t.Parallel()
+	tag := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, name) })
+	}
+	h := withDashboard(tag("api"), tag("dashboard"))
+	for path, want := range map[string]string{
+		"/dashboard": "dashboard", "/dashboard/payments": "dashboard", "/dashboards": "api",
+		"/payments": "api", "/payments//events": "api", "/": "api",
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Body.String() != want {
+			t.Errorf("GET %s: got %s, want %s", path, rec.Body.String(), want)
 		}
 	}
 }
