@@ -31,8 +31,17 @@ type DashboardUserCreated struct {
 	SetupExpiresAt time.Time `json:"setupExpiresAt"`
 }
 
+// DashboardSetupLinkIssued records a new one-time set-password link for an
+// existing dashboard user (a forgotten password, an expired link). The
+// current password keeps working until the link is used.
+type DashboardSetupLinkIssued struct {
+	SetupTokenHash string    `json:"setupTokenHash" ledger:"secret"`
+	SetupExpiresAt time.Time `json:"setupExpiresAt"`
+}
+
 // DashboardPasswordSet records a password chosen through the set-password
-// link, which it uses up.
+// link, which it uses up. It ends every open session of the user: whoever
+// knew the old password is signed out.
 type DashboardPasswordSet struct {
 	PasswordHash string `json:"passwordHash" ledger:"secret"` // argon2id, PHC string format
 }
@@ -49,16 +58,19 @@ type DashboardSignedOut struct {
 	SessionHash string `json:"sessionHash" ledger:"secret"`
 }
 
-func (DashboardUserCreated) EventType() string { return "dashboard_user.created" }
-func (DashboardPasswordSet) EventType() string { return "dashboard_user.password_set" }
-func (DashboardSignedIn) EventType() string    { return "dashboard_user.signed_in" }
-func (DashboardSignedOut) EventType() string   { return "dashboard_user.signed_out" }
+func (DashboardUserCreated) EventType() string     { return "dashboard_user.created" }
+func (DashboardSetupLinkIssued) EventType() string { return "dashboard_user.setup_link_issued" }
+func (DashboardPasswordSet) EventType() string     { return "dashboard_user.password_set" }
+func (DashboardSignedIn) EventType() string        { return "dashboard_user.signed_in" }
+func (DashboardSignedOut) EventType() string       { return "dashboard_user.signed_out" }
 
 var (
 	_ = register(EventDef{Type: "dashboard_user.created", Version: 1, New: func() Event { return new(DashboardUserCreated) },
 		Doc: "A partner dashboard user was created with a one-time set-password link."})
+	_ = register(EventDef{Type: "dashboard_user.setup_link_issued", Version: 1, New: func() Event { return new(DashboardSetupLinkIssued) },
+		Doc: "A new one-time set-password link was issued to a dashboard user."})
 	_ = register(EventDef{Type: "dashboard_user.password_set", Version: 1, New: func() Event { return new(DashboardPasswordSet) },
-		Doc: "A dashboard user set a password through the set-password link, which it used up."})
+		Doc: "A dashboard user set a password through the set-password link, which it used up; their open sessions ended."})
 	_ = register(EventDef{Type: "dashboard_user.signed_in", Version: 1, New: func() Event { return new(DashboardSignedIn) },
 		Doc: "A dashboard user signed in, opening a session."})
 	_ = register(EventDef{Type: "dashboard_user.signed_out", Version: 1, New: func() Event { return new(DashboardSignedOut) },
@@ -74,6 +86,8 @@ func ApplyDashboardUser(u DashboardUser, e Event) DashboardUser {
 	switch e := e.(type) {
 	case DashboardUserCreated:
 		u.ID, u.Email, u.SetupTokenHash, u.SetupExpiresAt = e.UserID, e.Email, e.SetupTokenHash, e.SetupExpiresAt
+	case DashboardSetupLinkIssued:
+		u.SetupTokenHash, u.SetupExpiresAt = e.SetupTokenHash, e.SetupExpiresAt
 	case DashboardPasswordSet:
 		u.PasswordHash, u.SetupTokenHash = e.PasswordHash, ""
 	}
@@ -100,6 +114,15 @@ func DecideCreateDashboardUser(u DashboardUser, c CreateDashboardUser) ([]Event,
 	}
 	return []Event{DashboardUserCreated{UserID: c.UserID, Email: email, SetupTokenHash: c.SetupTokenHash,
 		SetupExpiresAt: c.SetupExpiresAt}}, nil
+}
+
+// DecideIssueDashboardSetupLink gives an existing dashboard user a new
+// set-password link; an unused earlier link stops working.
+func DecideIssueDashboardSetupLink(u DashboardUser, tokenHash string, expiresAt time.Time) ([]Event, error) {
+	if u.ID == uuid.Nil {
+		return nil, Errorf(NotFound, "not_found", "dashboard user not found")
+	}
+	return []Event{DashboardSetupLinkIssued{SetupTokenHash: tokenHash, SetupExpiresAt: expiresAt}}, nil
 }
 
 // errSetupLinkInvalid does not say whether the link was wrong, used or

@@ -42,6 +42,28 @@ func TestDecideSetDashboardPassword(t *testing.T) {
 	}
 }
 
+func TestDecideIssueDashboardSetupLink(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	if _, err := DecideIssueDashboardSetupLink(DashboardUser{}, "new", now); ErrorKind(err) != NotFound {
+		t.Fatalf("no such user: got %v, want NotFound", err)
+	}
+	u := ApplyDashboardUser(DashboardUser{}, DashboardUserCreated{UserID: uuid.New(), Email: "a@b.example",
+		SetupTokenHash: "old", SetupExpiresAt: now.Add(time.Hour)})
+	u = ApplyDashboardUser(u, DashboardPasswordSet{PasswordHash: "argon"})
+	events, err := DecideIssueDashboardSetupLink(u, "new", now.Add(72*time.Hour))
+	if err != nil || len(events) != 1 {
+		t.Fatalf("got %v, %v, want one setup_link_issued event", events, err)
+	}
+	u = ApplyDashboardUser(u, events[0])
+	if _, err := DecideSetDashboardPassword(u, "old", "argon2", now); err == nil {
+		t.Errorf("the old link: got accepted, want refused")
+	}
+	if _, err := DecideSetDashboardPassword(u, "new", "argon2", now); err != nil {
+		t.Errorf("the new link: got %v, want accepted", err)
+	}
+}
+
 func TestDecideDashboardSignInNeedsPassword(t *testing.T) {
 	t.Parallel()
 	u := ApplyDashboardUser(DashboardUser{}, DashboardUserCreated{UserID: uuid.New(), Email: "a@b.example"})

@@ -19,9 +19,14 @@ func projectDashboardUser(b *pgx.Batch, r domain.Record, e domain.Event) {
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, e.UserID, r.TenantID, e.Email, e.SetupTokenHash, e.SetupExpiresAt,
 			r.StreamVersion, r.RecordedAt)
 		return
+	case domain.DashboardSetupLinkIssued:
+		b.Queue(`UPDATE dashboard_users SET setup_token_hash = $2, setup_expires_at = $3 WHERE id = $1`,
+			r.StreamID, e.SetupTokenHash, e.SetupExpiresAt)
 	case domain.DashboardPasswordSet:
 		b.Queue(`UPDATE dashboard_users SET password_hash = $2, setup_token_hash = NULL, setup_expires_at = NULL
 			WHERE id = $1`, r.StreamID, e.PasswordHash)
+		b.Queue(`UPDATE dashboard_sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL`,
+			r.StreamID, r.RecordedAt)
 	case domain.DashboardSignedIn:
 		b.Queue(`INSERT INTO dashboard_sessions (session_hash, user_id, tenant_id, created_at, expires_at)
 			VALUES ($1, $2, $3, $4, $5)`, e.SessionHash, r.StreamID, r.TenantID, r.RecordedAt, e.ExpiresAt)

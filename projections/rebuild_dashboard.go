@@ -44,8 +44,17 @@ func (s *streamFold) applyDashboardUser(r domain.Record, e domain.Event) error {
 		return errUnfoldable // the projector's statements would act on no row, or on another stream's
 	}
 	switch e := e.(type) {
+	case domain.DashboardSetupLinkIssued:
+		hash, expires := e.SetupTokenHash, e.SetupExpiresAt
+		u.setupHash, u.setupExpires = &hash, &expires
 	case domain.DashboardPasswordSet:
 		u.password, u.setupHash, u.setupExpires = e.PasswordHash, nil, nil
+		for _, k := range s.dashSessions {
+			if k.revoked == nil {
+				at := r.RecordedAt
+				k.revoked = &at
+			}
+		}
 	case domain.DashboardSignedIn:
 		for _, k := range s.dashSessions {
 			if k.hash == e.SessionHash {

@@ -24,6 +24,8 @@ import (
 func init() {
 	register("dashboard-user add", "dashboard-user add --tenant ID --email EMAIL [--public-url URL]",
 		"let someone into a tenant's dashboard; prints a one-time set-password link", dashboardUserAdd)
+	register("dashboard-user reset", "dashboard-user reset --email EMAIL [--public-url URL]",
+		"a new set-password link for a dashboard user (forgotten password, expired link)", dashboardUserReset)
 }
 
 // setupLinkTTL is how long a set-password link works.
@@ -55,12 +57,9 @@ func dashboardUserAdd(ctx context.Context, db *database, args []string, stdout i
 	if _, err := db.reader.OwnerUserID(ctx, tenantID); err != nil {
 		return fmt.Errorf("tenant %s: %w", tenantID, err)
 	}
-	raw := make([]byte, 32)
-	rand.Read(raw)
-	token := base64.RawURLEncoding.EncodeToString(raw)
-	sum := sha256.Sum256([]byte(token))
+	token, tokenHash, expires := newSetupLink()
 	cmd := domain.CreateDashboardUser{UserID: uuid.Must(uuid.NewV7()), Email: *email,
-		SetupTokenHash: hex.EncodeToString(sum[:]), SetupExpiresAt: time.Now().Add(setupLinkTTL).UTC().Truncate(time.Millisecond)}
+		SetupTokenHash: tokenHash, SetupExpiresAt: expires}
 	ref := domain.StreamRef{TenantID: tenantID, Type: "dashboard_user", ID: cmd.UserID}
 	u, err := eventstore.Execute(ctx, db.store, ref, operator, domain.ApplyDashboardUser,
 		func(u domain.DashboardUser) ([]domain.Event, error) { return domain.DecideCreateDashboardUser(u, cmd) })
@@ -70,9 +69,52 @@ func dashboardUserAdd(ctx context.Context, db *database, args []string, stdout i
 	if err != nil {
 		return fmt.Errorf("create dashboard user: %w", err)
 	}
-	link := strings.TrimRight(*publicURL, "/") + "/dashboard/set-password?token=" + url.QueryEscape(token)
 	return printJSON(stdout, dashboardUser{TenantID: tenantID.String(), DashboardUserID: u.ID.String(), Email: u.Email,
-		SetPasswordURL: link, ExpiresAt: cmd.SetupExpiresAt.Format(time.RFC3339Nano)})
+		SetPasswordURL: setupLinkURL(*publicURL, token), ExpiresAt: expires.Format(time.RFC3339Nano)})
+}
+
+// dashboardUserReset issues a new set-password link to an existing
+// dashboard user; the current password works until the link is used.
+func dashboardUserReset(ctx context.Context, db *database, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("dashboard-user reset", flag.ContinueOnError)
+	email := fs.String("email", "", "the dashboard user's email")
+	publicURL := fs.String("public-url", publicURLDefault(), "ledgerd's public URL (default LEDGER_PUBLIC_URL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	normalised, err := domain.NormaliseEmail(*email)
+	if err != nil {
+		return errors.New("--email must be an email address")
+	}
+	acct, err := db.reader.DashboardAccountByEmail(ctx, normalised)
+	if err != nil {
+		return fmt.Errorf("dashboard user %s: %w", normalised, err)
+	}
+	token, tokenHash, expires := newSetupLink()
+	ref := domain.StreamRef{TenantID: acct.TenantID, Type: "dashboard_user", ID: acct.ID}
+	_, err = eventstore.Execute(ctx, db.store, ref, operator, domain.ApplyDashboardUser,
+		func(u domain.DashboardUser) ([]domain.Event, error) {
+			return domain.DecideIssueDashboardSetupLink(u, tokenHash, expires)
+		})
+	if err != nil {
+		return fmt.Errorf("issue set-password link: %w", err)
+	}
+	return printJSON(stdout, dashboardUser{TenantID: acct.TenantID.String(), DashboardUserID: acct.ID.String(), Email: acct.Email,
+		SetPasswordURL: setupLinkURL(*publicURL, token), ExpiresAt: expires.Format(time.RFC3339Nano)})
+}
+
+// newSetupLink makes a set-password token (random, shown once), its
+// SHA-256 (all that is stored) and when it expires.
+func newSetupLink() (token, tokenHash string, expires time.Time) {
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	token = base64.RawURLEncoding.EncodeToString(raw)
+	sum := sha256.Sum256([]byte(token))
+	return token, hex.EncodeToString(sum[:]), time.Now().Add(setupLinkTTL).UTC().Truncate(time.Millisecond)
+}
+
+func setupLinkURL(publicURL, token string) string {
+	return strings.TrimRight(publicURL, "/") + "/dashboard/set-password?token=" + url.QueryEscape(token)
 }
 
 // publicURLDefault is ledgerd's default public URL, or LEDGER_PUBLIC_URL.

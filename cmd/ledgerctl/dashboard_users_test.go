@@ -48,4 +48,15 @@ func TestDashboardUserAdd(t *testing.T) {
 	if _, err := e.try("dashboard-user", "add", "--tenant", "01a211e0-0000-7000-8000-000000000000", "--email", "x@acme.test"); err == nil {
 		t.Errorf("an unknown tenant: got no error, want one")
 	}
+
+	var reset dashboardUser
+	if err := json.Unmarshal([]byte(e.run("dashboard-user", "reset", "--email", "OPS@acme.test")), &reset); err != nil {
+		t.Fatal(err)
+	}
+	if reset.DashboardUserID != u.DashboardUserID || reset.SetPasswordURL == u.SetPasswordURL {
+		t.Errorf("reset: got %+v, want a new link for the same user", reset)
+	}
+	if _, err := e.try("dashboard-user", "reset", "--email", "nobody@acme.test"); err == nil {
+		t.Errorf("reset of an unknown address: got no error, want one")
+	}
 }

@@ -131,6 +131,12 @@ func (f *fakeAccounts) ExecuteDashboardUser(_ context.Context, ref domain.Stream
 			f.sessions[e.SessionHash] = domain.DashboardSession{UserID: ref.ID, TenantID: ref.TenantID, Email: u.Email, ExpiresAt: e.ExpiresAt}
 		case domain.DashboardSignedOut:
 			delete(f.sessions, e.SessionHash)
+		case domain.DashboardPasswordSet:
+			for hash, s := range f.sessions {
+				if s.UserID == ref.ID {
+					delete(f.sessions, hash)
+				}
+			}
 		}
 	}
 	f.users[ref.ID] = u
