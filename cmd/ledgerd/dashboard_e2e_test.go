@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -69,6 +70,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := newBrowser(t)
 	artifacts := artifactDir(t)
+	// The viewer is in Johannesburg (UTC+2): pages show times there, UTC on hover.
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride,
+		emulation.SetTimezoneOverrideParams{TimezoneID: "Africa/Johannesburg"}); err != nil {
+		t.Fatalf("set the browser's time zone: %v", err)
+	}
 	s := startServer(t, nil)
 	acme, other := s.createTenant(t, "Acme"), s.createTenant(t, "Otherco")
 	tok, otherTok := s.tenantToken(t, acme.APIKey, acme.APISecret), s.tenantToken(t, other.APIKey, other.APISecret)
@@ -149,6 +155,14 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("page loads: got %d, want 1 (live updates, no reload)", reloads)
 	}
 	screenshot(t, ctx, artifacts, "06-payment-success")
+	if local := value(t, ctx, "read a time", chromedp.Evaluate[bool](`(() => {
+		const el = document.querySelector("#section-details time");
+		const there = new Intl.DateTimeFormat(undefined, {dateStyle: "medium", timeStyle: "medium", timeZone: "Africa/Johannesburg"});
+		return el.textContent === there.format(new Date(el.dateTime)) && el.title.endsWith(" UTC") &&
+			el.title.startsWith(el.dateTime.slice(0, 10));
+	})()`)); !local {
+		t.Errorf("times: got them not in the viewer's zone (Africa/Johannesburg) with UTC on hover")
+	}
 	browse(t, ctx, "payments list", chromedp.Navigate(s.URL+"/dashboard/payments"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-payment-status="`+payment+`"]`)),
 		chromedp.Poll[chromedp.Void](`document.body.dataset.live === "open"`, chromedp.WithPollingTimeout(10*time.Second)))
