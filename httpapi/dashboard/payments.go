@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -15,7 +16,8 @@ type paymentsView struct {
 	Statuses  []string
 	Filter    paymentsFilter
 	Next      string
-	FirstPage bool // new payments appear live on the first page only
+	FirstPage bool   // new payments appear live on the first page only
+	Error     string // a filter that cannot be used, shown above the form
 }
 
 // paymentsFilter is the list's filter form, as the viewer typed it.
@@ -31,11 +33,18 @@ func (d *Dashboard) paymentsPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	view := paymentsView{Statuses: domain.PaymentStatuses,
 		Filter: paymentsFilter{Status: q.Get("status"), Merchant: q.Get("merchant"), From: q.Get("from"), To: q.Get("to")}}
-	f, err := view.Filter.parse()
-	if err != nil {
+	var err error
+	if view.Merchants, err = d.merchantNames(r, v.TenantID); err != nil {
 		return err
 	}
-	if view.Merchants, err = d.merchantNames(r, v.TenantID); err != nil {
+	f, err := view.Filter.parse()
+	var bad *domain.Error
+	if errors.As(err, &bad) && bad.Kind == domain.Invalid {
+		view.Error = bad.Message
+		d.render(w, r, http.StatusBadRequest, "payments", "Payments", view)
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	items, next, err := d.Payments.ListPayments(r.Context(), v.TenantID, f, pageSize, q.Get("offset"))

@@ -57,9 +57,11 @@ func TestPaymentsFilter(t *testing.T) {
 	if got := h.payments.lastFilter(); got != want {
 		t.Errorf("filter: got %+v, want %+v (to is inclusive)", got, want)
 	}
-	for _, q := range []string{"status=paid", "merchant=nope", "from=25/11/2026"} {
-		if rec := h.get("/dashboard/payments?" + q); rec.Code != http.StatusBadRequest {
-			t.Errorf("?%s: got %d, want 400", q, rec.Code)
+	for q, msg := range map[string]string{"status=paid": "Choose a status", "merchant=nope": "Choose a merchant",
+		"from=25/11/2026": "Dates are YYYY-MM-DD"} {
+		rec := h.get("/dashboard/payments?" + q)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(body(rec), msg) || !strings.Contains(body(rec), `id="status"`) {
+			t.Errorf("?%s: got %d, want 400 with the filter form saying %q", q, rec.Code, msg)
 		}
 	}
 }
