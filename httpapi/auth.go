@@ -36,6 +36,9 @@ func callerFrom(ctx context.Context) (Caller, bool) {
 
 // authenticate admits requests with a valid, unrevoked bearer token whose
 // user (for user tokens) is still active, and puts its Caller in the context.
+// The token's API key (azp; user tokens carry the key they descend from)
+// is rate limited as soon as the signature proves it, before the
+// revocation check costs a query.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return s.route(func(w http.ResponseWriter, r *http.Request) error {
 		scheme, raw, ok := strings.Cut(r.Header.Get("Authorization"), " ")
@@ -45,6 +48,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		c, err := s.verify(r.Context(), strings.TrimSpace(raw))
 		if err != nil {
 			return err
+		}
+		if wait := s.apiKeyLimits.take(c.APIKey, s.now()); wait > 0 {
+			return rateLimited(w, wait)
 		}
 		active, err := s.credentials.PrincipalActive(r.Context(), c.TenantID, c.APIKey, c.UserID)
 		if err != nil {

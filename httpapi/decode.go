@@ -42,7 +42,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+		return decodeError(indexed(err, body))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return domain.Errorf(domain.Invalid, "malformed_json", "the request body must hold exactly one JSON value")
@@ -61,7 +61,7 @@ func exactNames(body []byte, t reflect.Type) error {
 	if err := dec.Decode(&doc); err != nil {
 		return decodeError(err)
 	}
-	if field := misnamed(doc, t, ""); field != "" {
+	if field, ok := misnamed(doc, t, ""); ok {
 		return &domain.Error{Kind: domain.Invalid, Code: "unknown_field", Message: "unknown field " + field,
 			Fields: []domain.FieldError{{Field: field, Message: "is not a field of this request (names are case-sensitive)"}}}
 	}
@@ -71,8 +71,9 @@ func exactNames(body []byte, t reflect.Type) error {
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // misnamed returns the dotted path of the first member of doc not spelled
-// exactly as a field of t, or "".
-func misnamed(doc any, t reflect.Type, path string) string {
+// exactly as a field of t, and whether there is one: the path of a member
+// named "" at the top level is "".
+func misnamed(doc any, t reflect.Type, path string) (string, bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -80,7 +81,7 @@ func misnamed(doc any, t reflect.Type, path string) string {
 		return misnamed(doc, v, path)
 	}
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return "" // decodes itself
+		return "", false // decodes itself
 	}
 	switch d := doc.(type) {
 	case map[string]any:
@@ -90,7 +91,7 @@ func misnamed(doc any, t reflect.Type, path string) string {
 			fields = jsonFields(t)
 		case reflect.Map:
 		default:
-			return ""
+			return "", false
 		}
 		for _, name := range slices.Sorted(maps.Keys(d)) {
 			p := name
@@ -101,23 +102,23 @@ func misnamed(doc any, t reflect.Type, path string) string {
 			if t.Kind() == reflect.Map {
 				ft = t.Elem()
 			} else if ft = fields[name]; ft == nil {
-				return p
+				return p, true
 			}
-			if bad := misnamed(d[name], ft, p); bad != "" {
-				return bad
+			if bad, ok := misnamed(d[name], ft, p); ok {
+				return bad, true
 			}
 		}
 	case []any:
 		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
-			return ""
+			return "", false
 		}
 		for i, v := range d {
-			if bad := misnamed(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); bad != "" {
-				return bad
+			if bad, ok := misnamed(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); ok {
+				return bad, true
 			}
 		}
 	}
-	return ""
+	return "", false
 }
 
 // optionalType is an instance of domain.Optional, the PATCH bodies' field
@@ -154,6 +155,80 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return fields
 }
 
+// indexed gives a type error the array indices that encoding/json leaves
+// out of its Field ("businessPersons.ownership"), so the problem names a
+// member the request holds: the path of the first value in the body, in
+// document order (the order the decoder reports in), of the kind the error
+// describes at that field ("businessPersons[1].ownership"). Other errors
+// are returned as they are.
+func indexed(err error, body []byte) error {
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) || typeErr.Field == "" {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return err
+	}
+	path, ok := locate(doc, strings.Split(typeErr.Field, "."), typeErr.Value, "")
+	if !ok {
+		return err
+	}
+	e := *typeErr
+	e.Field = path
+	return &e
+}
+
+// locate returns the path of the first value, depth first, at the member
+// names segs below doc (stepping into every array on the way) that is
+// value, as a type error describes it: "string", "number 1e400", ...
+func locate(doc any, segs []string, value, path string) (string, bool) {
+	if a, ok := doc.([]any); ok {
+		for i, el := range a {
+			if p, ok := locate(el, segs, value, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, true
+			}
+		}
+	}
+	if len(segs) == 0 {
+		return path, isValue(doc, value)
+	}
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	child, ok := m[segs[0]]
+	if !ok {
+		return "", false
+	}
+	p := segs[0]
+	if path != "" {
+		p = path + "." + segs[0]
+	}
+	return locate(child, segs[1:], value, p)
+}
+
+// isValue reports whether doc is the value a type error describes: its
+// JSON kind, and for a number the literal when the error gives one.
+func isValue(doc any, value string) bool {
+	kind, literal, _ := strings.Cut(value, " ")
+	switch d := doc.(type) {
+	case string:
+		return kind == "string"
+	case json.Number:
+		return kind == "number" && (literal == "" || literal == d.String())
+	case bool:
+		return kind == "bool"
+	case []any:
+		return kind == "array"
+	case map[string]any:
+		return kind == "object"
+	}
+	return false
+}
+
 // decodeError turns a json decoding error into a problem naming the field.
 func decodeError(err error) error {
 	var (
@@ -162,6 +237,8 @@ func decodeError(err error) error {
 		syntaxErr *json.SyntaxError
 	)
 	switch {
+	case errors.Is(err, errBodyTooSlow):
+		return errBodyTooSlow
 	case errors.As(err, &tooBig):
 		return domain.Errorf(domain.TooLarge, "body_too_large", "the request body is larger than 1 MiB")
 	case errors.As(err, &typeErr):

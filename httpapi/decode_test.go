@@ -52,6 +52,10 @@ func TestDecode(t *testing.T) {
 		{name: "nested field in the wrong case", contentType: "application/json", body: `{"owner":{"firstname":"a"}}`, wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "owner.firstname"},
 		{name: "array element field in the wrong case", contentType: "application/json", body: `{"people":[{"firstName":"a"},{"FirstName":"b"}]}`,
 			wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "people[1].FirstName"},
+		{name: "wrong type in an array element", contentType: "application/json", body: `{"people":[{"firstName":"a"},{"firstName":1}]}`,
+			wantKind: domain.Invalid, wantCode: "validation_failed", wantField: "people[1].firstName"},
+		{name: "wrong type in an optional array element", contentType: "application/json", body: `{"many":[{"firstName":"a"},{"firstName":1}]}`,
+			wantKind: domain.Invalid, wantCode: "validation_failed", wantField: "many[1].firstName"},
 		{name: "nested unknown field", contentType: "application/json", body: `{"owner":{"nope":1}}`, wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "owner.nope"},
 		{name: "optional nested", contentType: "application/json", body: `{"patch":{"firstName":"a"},"many":[{"firstName":"b"}]}`},
 		{name: "optional null", contentType: "application/json", body: `{"patch":null,"many":null}`},
@@ -87,6 +91,21 @@ func TestDecode(t *testing.T) {
 				t.Errorf("got fields %+v, want %s", de.Fields, tt.wantField)
 			}
 		})
+	}
+}
+
+// TestDecodeNamesEmptyMember: a member named "" is reported as itself.
+// It once ended the name check, so a nested unknown member further on was
+// reported by the decoder without its path ("nope", not "patch.nope").
+func TestDecodeNamesEmptyMember(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"":1,"patch":{"nope":1}}`))
+	r.Header.Set("Content-Type", "application/json")
+	var v decodeTarget
+	var de *domain.Error
+	if err := decode(httptest.NewRecorder(), r, &v); !errors.As(err, &de) || de.Code != "unknown_field" ||
+		len(de.Fields) != 1 || de.Fields[0].Field != "" {
+		t.Fatalf("got %v, want unknown_field naming the member \"\"", err)
 	}
 }
 

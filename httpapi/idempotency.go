@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"net/http"
 
@@ -35,6 +36,9 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 		// content type and body. Read at most one byte over the largest
 		// upload so an oversized body still fails in its handler.
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
+		if errors.Is(err, errBodyTooSlow) {
+			return err
+		}
 		if err != nil {
 			return domain.Errorf(domain.Invalid, "unreadable_body", "the request body could not be read")
 		}

@@ -37,16 +37,35 @@ var (
 	errMethodNotAllowed = &domain.Error{Kind: domain.Invalid, Code: "method_not_allowed", Message: "method not allowed on this resource"}
 )
 
+// codeStatus are the statuses of errors that arise at the HTTP edge and
+// never in a domain decision, so no Kind names them.
+var codeStatus = map[string]int{
+	errMethodNotAllowed.Code: http.StatusMethodNotAllowed,
+	errRateLimited.Code:      http.StatusTooManyRequests,
+	errBodyTooSlow.Code:      http.StatusRequestTimeout,
+}
+
+// errDatabaseUnavailable is the answer while Postgres cannot be reached:
+// whatever the request was, it did not take effect or its outcome is
+// unknown, and a retry with the same Idempotency-Key is safe either way.
+func errDatabaseUnavailable(cause error) *domain.Error {
+	return &domain.Error{Kind: domain.Unavailable, Code: "service_unavailable", Err: cause,
+		Message: "the service cannot reach its database right now; retry shortly, with the same Idempotency-Key"}
+}
+
 // writeProblem writes err as problem+json. Errors that are not a
 // *domain.Error are internal: logged with the request id, never shown.
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	var de *domain.Error
-	if !errors.As(err, &de) {
+	if !errors.As(err, &de) || de.Kind == domain.Internal {
 		de = &domain.Error{Kind: domain.Internal, Code: "internal_error", Err: err}
+		if s.unavailable != nil && s.unavailable(err) {
+			de = errDatabaseUnavailable(err)
+		}
 	}
-	status := kindStatus[de.Kind]
-	if de.Code == "method_not_allowed" {
-		status = http.StatusMethodNotAllowed
+	status, ok := codeStatus[de.Code]
+	if !ok {
+		status = kindStatus[de.Kind]
 	}
 	p := problem{Type: "/problems/" + de.Code, Title: http.StatusText(status), Status: status,
 		Detail: de.Message, Instance: r.URL.Path, Code: de.Code, Errors: de.Fields}
@@ -62,6 +81,9 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 		} else {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		}
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
 	}
 	body, _ := json.Marshal(p)
 	w.Header().Set("Content-Type", "application/problem+json")

@@ -22,7 +22,7 @@ func (s *Server) routes() *mux.Router {
 	r.Handle("/readyz", s.route(s.readyz)).Methods(http.MethodGet)
 	r.Handle("/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{})).Methods(http.MethodGet)
 	r.Handle("/openapi.json", s.route(s.openAPI)).Methods(http.MethodGet)
-	r.Handle("/token", s.route(s.issueTenantToken)).Methods(http.MethodPost)
+	r.Handle("/token", s.limitByIP(s.route(s.issueTenantToken))).Methods(http.MethodPost)
 	r.Handle("/documents/{documentId}", s.route(s.downloadDocument)).Methods(http.MethodGet) // presigned, no token
 
 	api := r.NewRoute().Subrouter()

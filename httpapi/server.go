@@ -52,6 +52,16 @@ type Config struct {
 	Location         *time.Location  // Africa/Johannesburg, for South African business hours
 	InsecureWebhooks bool            // accept http:// webhook URLs (sandbox)
 	Sandbox          bool            // serve the sandbox helpers under /sandbox (contract §7)
+
+	APIKeyRate  RateLimit // per API key (a token's azp), on every authenticated route
+	TokenIPRate RateLimit // per client IP, on POST /token
+
+	// A request body must be in within BodyTimeout plus one second per
+	// BodyMinRate bytes received (zero: unbounded); the response then has
+	// WriteTimeout (paceBodies).
+	BodyTimeout  time.Duration
+	BodyMinRate  int // bytes per second
+	WriteTimeout time.Duration
 }
 
 // Server is the HTTP API.
@@ -72,10 +82,15 @@ type Server struct {
 	documents   Documents
 	presigner   *Presigner
 	ready       func(ctx context.Context) error
+	unavailable func(error) bool
 	metrics     *httpMetrics
 	gatherer    prometheus.Gatherer
-	now         func() time.Time
-	router      *mux.Router
+
+	apiKeyLimits  *limiters
+	tokenIPLimits *limiters
+	now           func() time.Time
+	router        *mux.Router
+	handler       http.Handler // router behind paceBodies
 }
 
 // Deps are the Server's collaborators, plugged in by cmd/ledgerd.
@@ -96,7 +111,10 @@ type Deps struct {
 	Events          Events
 	Documents       Documents
 	Ready           func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
-	Registry        *prometheus.Registry
+	// Unavailable says an error means the database could not be reached or
+	// went away: such errors are 503 with Retry-After, not 500.
+	Unavailable func(error) bool
+	Registry    *prometheus.Registry
 }
 
 // New returns the API server.
@@ -105,14 +123,13 @@ func New(cfg Config, d Deps) *Server {
 		cfg.Issuer = "ledger"
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now}
+		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now,
+		apiKeyLimits: newLimiters(cfg.APIKeyRate), tokenIPLimits: newLimiters(cfg.TokenIPRate)}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
+	s.handler = s.paceBodies(s.router)
 	return s
 }
 
 // ServeHTTP makes the Server an http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
-
-// Router exposes the route table (for the OpenAPI and access-matrix tests).
-func (s *Server) Router() *mux.Router { return s.router }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

@@ -709,11 +709,23 @@ func TestRebuildWaitsForALongReader(t *testing.T) {
 	if _, err := tx.Exec(f.ctx, `SELECT count(*) FROM payments`); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		time.Sleep(1500 * time.Millisecond)
-		tx.Rollback(context.Background())
-	}()
-	stats := f.rebuild("payments")
+	// The reader goes away when the rebuild starts its second swap attempt
+	// (so the first one must have given up on its lock timeout), or after
+	// 30 s: a swap that waited for the reader instead would then show a
+	// single attempt. Not on a timer from the start: on a busy machine the
+	// rebuild may reach its swap only after any fixed delay.
+	var release sync.Once
+	done := func() { release.Do(func() { tx.Rollback(context.Background()) }) }
+	timer := time.AfterFunc(30*time.Second, done)
+	defer timer.Stop()
+	swaps := 0
+	stats := f.rebuildWith("payments", RebuildOptions{Progress: func(p Progress) {
+		if p.Phase == "swap" {
+			if swaps++; swaps == 2 {
+				done()
+			}
+		}
+	}})
 	if stats.SwapAttempts < 2 {
 		t.Errorf("swap attempts: %d, want several while the reader holds the table", stats.SwapAttempts)
 	}

@@ -115,7 +115,9 @@ func decodeMarker(s, list string, tenantID uuid.UUID, filter string) (marker, er
 		return marker{}, errBadMarker
 	}
 	id, err := uuid.Parse(parts[4])
-	if err != nil {
+	// Only a marker exactly as encodeMarker wrote it: another spelling (a
+	// time with an offset, an upper-case id) was never issued.
+	if err != nil || encodeMarker(list, tenantID, filter, at, id) != s {
 		return marker{}, errBadMarker
 	}
 	return marker{at: &at, id: id}, nil

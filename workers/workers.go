@@ -42,6 +42,9 @@ type Config struct {
 	WebhookPrivate  bool            // allow loopback and private webhook targets (sandbox)
 	// RenderPayment writes the Payment as the API returns it: a webhook's data.
 	RenderPayment func(domain.PaymentSnapshot) ([]byte, error)
+	// Unavailable says an error means the database could not be reached;
+	// the dispatcher keeps trying to record an attempt through such errors.
+	Unavailable func(error) bool
 }
 
 // Workers are the lifecycle consumer, the expiry timer and the webhook
@@ -72,6 +75,9 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	}
 	if cfg.WebhookSchedule == nil {
 		cfg.WebhookSchedule = domain.WebhookRetrySchedule
+	}
+	if cfg.Unavailable == nil {
+		cfg.Unavailable = func(error) bool { return false }
 	}
 	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
 		metrics: newMetrics(reg), now: time.Now}

@@ -77,14 +77,31 @@ type appendBench struct {
 	stderr   io.Writer
 }
 
-// runAppend is the append mode: for each concurrency level, appends for
-// -duration with the relay publishing behind, waits for the relay to drain,
-// then runs raw INSERTs for -duration, and reports the ratio.
-func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+// runAppend is the append mode: it measures, prints the table and writes
+// the JSON report.
+func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseAppendFlags(args, stderr)
 	if err != nil {
 		return err
 	}
+	rep, err := measureAppend(ctx, cfg, stderr)
+	if rep == nil {
+		return err
+	}
+	printTable(stdout, *rep)
+	if werr := writeJSON(cfg.out, rep); werr != nil {
+		return errors.Join(err, werr)
+	}
+	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
+	return err
+}
+
+// measureAppend runs the append mode's phases: for each concurrency level,
+// appends for -duration with the relay publishing behind, waits for the
+// relay to drain, then runs raw INSERTs for -duration. The report is nil
+// when the run stopped before it was complete; with a complete report, err
+// is a failed cleanup.
+func measureAppend(ctx context.Context, cfg appendConfig, stderr io.Writer) (_ *report, err error) {
 	suffix := randomHex(6)
 	dbName := "ledgerbench_" + suffix
 	relayCfg := eventstore.RelayConfig{Stream: "LEDGERBENCH_" + strings.ToUpper(suffix), SubjectPrefix: "ledgerbench" + suffix,
@@ -93,7 +110,7 @@ func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	if err := createDatabase(ctx, cfg.databaseURL, dbName); err != nil {
-		return err
+		return nil, err
 	}
 	if !cfg.keep {
 		defer func() { err = errors.Join(err, dropDatabase(cleanup, cfg.databaseURL, dbName)) }()
@@ -101,34 +118,34 @@ func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	maxConns := int32(slices.Max(cfg.concurrency) + 4)
 	pool, err := openBenchPool(ctx, cfg.databaseURL, dbName, maxConns)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer pool.Close()
 	nc, err := nats.Connect(cfg.natsURL, nats.Name("ledgerbench"))
 	if err != nil {
-		return fmt.Errorf("connect to nats: %w", err)
+		return nil, fmt.Errorf("connect to nats: %w", err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return fmt.Errorf("jetstream: %w", err)
+		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	mach, err := describeMachine(ctx, pool, nc)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	b := &appendBench{cfg: cfg, pool: pool, store: eventstore.New(pool, projections.Projector{}, nil),
 		meta: domain.Metadata{Actor: "system:ledgerbench"}, stderr: stderr}
 	if b.payload, err = rawPayload(b.meta); err != nil {
-		return err
+		return nil, err
 	}
 	if cfg.relay {
 		if !cfg.keep {
 			defer func() { err = errors.Join(err, deleteStream(cleanup, js, relayCfg.Stream)) }()
 		}
 		if b.relay, err = startRelay(ctx, pool, js, relayCfg, log); err != nil {
-			return err
+			return nil, err
 		}
 		defer b.relay.close()
 	}
@@ -145,22 +162,17 @@ func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	for _, c := range cfg.concurrency {
 		l, err := b.level(ctx, c)
 		if err != nil {
-			return fmt.Errorf("concurrency %d: %w", c, err)
+			return nil, fmt.Errorf("concurrency %d: %w", c, err)
 		}
 		rep.Levels = append(rep.Levels, l)
 	}
 	if b.relay != nil {
 		if rep.Relay, err = b.finalRelay(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	rep.Targets = targets(rep)
-	printTable(stdout, rep)
-	if err := writeJSON(cfg.out, rep); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
-	return nil
+	return &rep, nil
 }
 
 // targets are the acceptance figures: append throughput at least

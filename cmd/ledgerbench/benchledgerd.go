@@ -115,7 +115,9 @@ func startBenchLedgerd(ctx context.Context, spec ledgerdSpec, stderr io.Writer) 
 	env := append([]string{"DATABASE_URL=" + b.DBURL, "NATS_URL=" + spec.NATSURL,
 		"LEDGER_NATS_STREAM=" + b.Stream, "LEDGER_NATS_SUBJECT_PREFIX=" + b.Prefix, "LEDGER_ADDR=" + addr,
 		"LEDGER_LOG_LEVEL=warn", "LEDGER_DB_MAX_CONNS=" + strconv.Itoa(spec.DBMaxConns), "LEDGER_MODE=sandbox",
-		"LEDGER_DATA_DIR=" + filepath.Join(tmp, "data")}, spec.Env...)
+		"LEDGER_DATA_DIR=" + filepath.Join(tmp, "data"),
+		// The benchmarks measure what the server can do, not its rate limits.
+		"LEDGER_RATE_LIMIT=0", "LEDGER_TOKEN_RATE_LIMIT=0"}, spec.Env...)
 	if b.Server, err = startLedgerd(ledgerdBin, addr, ledgerEnv(env...), stderr); err != nil {
 		return b, err
 	}

@@ -120,38 +120,56 @@ type lifecyclePayment struct {
 	CreateTook, DepositTook time.Duration // POST /payments, POST .../deposit
 }
 
-// runLifecycle is the lifecycle mode: payments from creation to their
-// payment.success webhook through a real ledgerd, at a fixed rate.
-func runLifecycle(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+// runLifecycle is the lifecycle mode: it measures, prints the table and
+// writes the JSON report, also when the run failed after the load started.
+func runLifecycle(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseLifecycleFlags(args, stderr)
 	if err != nil {
 		return err
 	}
+	rep, err := measureLifecycle(ctx, cfg, stderr)
+	if rep == nil {
+		return err
+	}
+	printLifecycleTable(stdout, *rep)
+	if werr := writeJSON(cfg.out, rep); werr != nil {
+		return errors.Join(err, werr)
+	}
+	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
+	return err
+}
+
+// measureLifecycle takes payments from creation to their payment.success
+// webhook through a real ledgerd, at a fixed rate. The report is nil when
+// the run stopped before the load; a failure from the load on (a failed
+// request, the payout check, the POST /payments phase, cleanup) comes
+// with the figures, not instead of them.
+func measureLifecycle(ctx context.Context, cfg lifecycleConfig, stderr io.Writer) (_ *lifecycleReport, err error) {
 	lg, err := startBenchLedgerd(ctx, cfg.server, stderr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { err = errors.Join(err, lg.close()) }()
 	// Two connections: CHECKPOINT and the relay check, never at once.
 	pool, err := openPool(ctx, cfg.server.DatabaseURL, lg.DBName, 2)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer pool.Close()
 	mach, err := describeMachine(ctx, pool, lg.NC)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	client := newHTTPClient(max(cfg.concurrency, paymentsConcurrency))
 	defer client.CloseIdleConnections()
 	partners, err := lg.setupPartners(ctx, client, cfg.partners)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	secret := "whsec_" + base64.StdEncoding.EncodeToString(randomBytes(24))
 	receiver, err := startWebhookReceiver(secret)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { err = errors.Join(err, receiver.close()) }()
 	b := &lifecycleBench{cfg: cfg, pool: pool, server: lg.Server, client: client, receiver: receiver, stderr: stderr,
@@ -166,13 +184,13 @@ func runLifecycle(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		SandboxPayoutDelay: "0s", WebhookURL: receiver.URL, PayoutSample: cfg.payoutSample,
 	}}
 	if err := b.warmUp(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	b.quiet(ctx)
 	res, recs, loadErr := b.lifecycle(ctx)
 	rep.Lifecycle = res
 	if ctx.Err() != nil {
-		return errors.Join(loadErr, ctx.Err())
+		return nil, errors.Join(loadErr, ctx.Err())
 	}
 	// Failures from here on are reported with the figures, not instead of them.
 	failed := loadErr
@@ -191,12 +209,7 @@ func runLifecycle(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		rep.Server.RSSEndMB, rep.Server.VmHWMMB = &rss, &hwm
 	}
 	rep.Targets = lifecycleTargets(rep)
-	printLifecycleTable(stdout, rep)
-	if err := writeJSON(cfg.out, rep); err != nil {
-		return errors.Join(failed, err)
-	}
-	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
-	return failed
+	return &rep, failed
 }
 
 // warmUp takes one payment per partner through its whole life before

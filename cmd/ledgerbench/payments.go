@@ -86,16 +86,33 @@ type paymentsBench struct {
 	stderr  io.Writer
 }
 
-// runPayments is the payments mode: ledgerd serving POST /payments at each
-// concurrency level, against raw INSERTs on the same Postgres.
-func runPayments(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+// runPayments is the payments mode: it measures, prints the table and
+// writes the JSON report.
+func runPayments(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parsePaymentsFlags(args, stderr)
 	if err != nil {
 		return err
 	}
+	rep, err := measurePayments(ctx, cfg, stderr)
+	if rep == nil {
+		return err
+	}
+	printPaymentsTable(stdout, *rep)
+	if werr := writeJSON(cfg.out, rep); werr != nil {
+		return errors.Join(err, werr)
+	}
+	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
+	return err
+}
+
+// measurePayments runs ledgerd serving POST /payments at each concurrency
+// level, against raw INSERTs on the same Postgres. The report is nil when
+// the run stopped before it was complete; with a complete report, err is a
+// failed cleanup.
+func measurePayments(ctx context.Context, cfg paymentsConfig, stderr io.Writer) (_ *paymentsReport, err error) {
 	lg, err := startBenchLedgerd(ctx, cfg.server, stderr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { err = errors.Join(err, lg.close()) }()
 	server, dbName, stream, prefix := lg.Server, lg.DBName, lg.Stream, lg.Prefix
@@ -104,29 +121,29 @@ func runPayments(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	maxConns := int32(maxLevel + 1) // a worker each, one for CHECKPOINT and the relay check; no spare: ledgerd shares max_connections
 	pool, err := openPool(ctx, cfg.server.DatabaseURL, dbName, maxConns)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer pool.Close()
 	warnConnections(ctx, pool, cfg.server.DBMaxConns, int(maxConns), stderr)
 	if _, err := pool.Exec(ctx, createRawTable); err != nil {
-		return fmt.Errorf("create raw_inserts: %w", err)
+		return nil, fmt.Errorf("create raw_inserts: %w", err)
 	}
 	mach, err := describeMachine(ctx, pool, lg.NC)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	client := newHTTPClient(maxLevel)
 	defer client.CloseIdleConnections()
 	partners, err := lg.setupPartners(ctx, client, cfg.partners)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b := &paymentsBench{cfg: cfg, pool: pool, server: server, stderr: stderr,
 		load: &paymentLoad{client: client, baseURL: server.BaseURL, partners: partners}}
 	responseBytes, err := b.probe(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	rep := paymentsReport{Mode: "payments", StartedAt: time.Now().UTC(), Machine: mach, Params: paymentsParams{
@@ -140,7 +157,7 @@ func runPayments(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		fmt.Fprintf(stderr, "ledgerbench: concurrency %d\n", c)
 		l, err := b.level(ctx, c)
 		if err != nil {
-			return fmt.Errorf("concurrency %d: %w", c, err)
+			return nil, fmt.Errorf("concurrency %d: %w", c, err)
 		}
 		rep.Levels = append(rep.Levels, l)
 	}
@@ -150,12 +167,7 @@ func runPayments(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		rep.Server.RSSEndMB, rep.Server.VmHWMMB = &rss, &hwm
 	}
 	rep.Targets = paymentsTargets(rep)
-	printPaymentsTable(stdout, rep)
-	if err := writeJSON(cfg.out, rep); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
-	return nil
+	return &rep, nil
 }
 
 // probe creates one payment per partner before anything is timed: every

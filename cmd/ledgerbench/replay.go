@@ -26,9 +26,9 @@ import (
 // (every read model, projections.Rebuild, the code ledgerctl runs) and
 // report its events per second and this process's peak memory, so runs at
 // 100k and 1M events show whether memory stays flat in N.
-//
-// `ledgerctl audit verify` is not measured: it lives in ledgerctl's main
-// package, which another program cannot import. The report says so.
+// After the rebuilds it runs `ledgerctl audit verify` (the built binary:
+// the command lives in ledgerctl's main package) over the same history and
+// reports its events per second and its own peak memory.
 
 // replayConfig is the replay mode's flags.
 type replayConfig struct {
@@ -42,6 +42,8 @@ type replayConfig struct {
 	cpuProfile  string
 	profile     io.Writer // open cpuProfile, nil without
 	via         bool
+	audit       bool
+	ledgerctl   string // binary; built when empty and audit is on
 }
 
 func parseReplayFlags(args []string, stderr io.Writer) (replayConfig, error) {
@@ -58,6 +60,8 @@ func parseReplayFlags(args []string, stderr io.Writer) (replayConfig, error) {
 	fs.BoolVar(&c.keep, "keep", false, "keep the databases for inspection")
 	fs.BoolVar(&c.via, "via-projector", false, "replay every event through the projector's statements (the reference path) instead of the fold and COPY")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the rebuilds (not the seeding) to this file")
+	fs.BoolVar(&c.audit, "audit", true, "after the rebuilds of each size, time ledgerctl audit verify over the same history")
+	fs.StringVar(&c.ledgerctl, "ledgerctl", "", "ledgerctl binary for -audit (default: go build ./cmd/ledgerctl)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -102,6 +106,7 @@ type replaySize struct {
 	Seed     seedStats    `json:"seed"`
 	Rebuilds []replayRun  `json:"rebuilds"`
 	Rows     rowsPerTable `json:"rows"` // after the last rebuild
+	Audit    *replayAudit `json:"auditVerify,omitempty"`
 }
 
 type rowsPerTable map[string]int64
@@ -149,16 +154,26 @@ type replayMemory struct {
 	RSSBaselineMB float64 `json:"rssBeforeMB"`
 }
 
-// runReplay is the replay mode.
-func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+// runReplay is the replay mode: it measures, prints the table and writes
+// the JSON report.
+func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseReplayFlags(args, stderr)
 	if err != nil {
 		return err
 	}
+	rep, err := measureReplay(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	printReplay(stdout, *rep)
+	return writeJSON(cfg.out, rep)
+}
+
+// measureReplay seeds and rebuilds each history size of cfg.
+func measureReplay(ctx context.Context, cfg replayConfig, stderr io.Writer) (*replayReport, error) {
 	rep := replayReport{Mode: "replay", StartedAt: time.Now().UTC(),
 		Params: replayParams{DatabaseServer: redactURL(cfg.databaseURL), Sizes: cfg.sizes, Runs: cfg.runs,
 			Connections: cfg.connections, BatchEvents: cfg.batch, ViaProjector: cfg.via},
-		AuditVerify: "not measured: ledgerctl audit verify is not an importable Go function (it lives in package main of cmd/ledgerctl)",
 		Notes: []string{
 			"rebuild = projections.Rebuild(\"all\"), what ledgerctl projections rebuild runs: shadow tables, bulk replay (the fold and COPY, or with -via-projector the projector's statements), indexes and foreign keys, catch-up, locked swap",
 			"events are seeded sequenced (positions and hash chains) with COPY; the read models start empty, so the first rebuild fills them and later ones replace full ones",
@@ -168,21 +183,33 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer f.Close()
 		cfg.profile = f
 	}
+	if cfg.audit && cfg.runs > 0 && cfg.ledgerctl == "" {
+		dir, err := os.MkdirTemp("", "ledgerbench-replay-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		bins, err := buildCommands(ctx, dir, stderr, "ledgerctl")
+		if err != nil {
+			return nil, err
+		}
+		cfg.ledgerctl = bins[0]
+	}
 	for i, n := range cfg.sizes {
 		size, err := replayOne(ctx, cleanup, cfg, n, stderr, i == 0, &rep)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rep.Sizes = append(rep.Sizes, size)
 	}
+	rep.AuditVerify = auditSummary(rep.Sizes)
 	rep.Targets = replayTargets(rep.Sizes)
-	printReplay(stdout, rep)
-	return writeJSON(cfg.out, rep)
+	return &rep, nil
 }
 
 // replayOne seeds n events into a new database and times the rebuilds.
@@ -223,6 +250,20 @@ func replayOne(ctx, cleanup context.Context, cfg replayConfig, n int64, stderr i
 	}
 	if got := size.Rows["payments"]; cfg.runs > 0 && got != size.Seed.Payments {
 		return size, fmt.Errorf("replay: rebuilt payments has %d rows, %d payments were seeded", got, size.Seed.Payments)
+	}
+	if cfg.audit && cfg.runs > 0 {
+		dbURL, err := databaseURLFor(cfg.databaseURL, size.Database)
+		if err != nil {
+			return size, err
+		}
+		fmt.Fprintf(stderr, "replay: ledgerctl audit verify over %d events\n", n)
+		a, err := timeAuditVerify(ctx, cfg.ledgerctl, dbURL)
+		if err != nil {
+			return size, err
+		}
+		size.Audit = &a
+		fmt.Fprintf(stderr, "replay: audit verify: %.1fs, %.0f events/s, peak RSS %.0f MB, passed %v\n",
+			a.Seconds, a.EventsPerSecond, a.PeakRSSMB, a.Passed)
 	}
 	return size, nil
 }
@@ -487,6 +528,20 @@ func replayTargets(sizes []replaySize) []target {
 		ratio := largestRSS / smallestRSS
 		ts = append(ts, target{Name: fmt.Sprintf("peak RSS at %d / at %d events", largest.Events, smallest.Events),
 			Want: "<= 1.5 (flat in N)", Got: ratio, Met: ratio <= 1.5})
+		if largest.Audit != nil && smallest.Audit != nil && smallest.Audit.PeakRSSMB > 0 {
+			ratio := largest.Audit.PeakRSSMB / smallest.Audit.PeakRSSMB
+			ts = append(ts, target{Name: fmt.Sprintf("audit verify peak RSS at %d / at %d events", largest.Events, smallest.Events),
+				Want: "<= 1.5 (flat in N)", Got: ratio, Met: ratio <= 1.5})
+		}
+	}
+	for _, s := range sizes {
+		if s.Audit != nil {
+			passed := 0.0
+			if s.Audit.Passed {
+				passed = 1
+			}
+			ts = append(ts, target{Name: fmt.Sprintf("audit verify passes at %d events", s.Events), Want: "1", Got: passed, Met: s.Audit.Passed})
+		}
 	}
 	return ts
 }

@@ -120,15 +120,17 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
 		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, WebhookSchedule: cfg.WebhookRetry,
-		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON},
+		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON, Unavailable: eventstore.Unavailable},
 		a.pool, js, pays, rails, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
-		InsecureWebhooks: sandbox, Sandbox: sandbox},
+		InsecureWebhooks: sandbox, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
+		BodyTimeout: cfg.BodyTimeout, BodyMinRate: cfg.BodyMinRate, WriteTimeout: writeTimeout},
 		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, APIKeyUses: uses}, Keys: keys, Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
-			CheckWebhookURL: checkHook, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready, Registry: reg})
+			CheckWebhookURL: checkHook, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready,
+			Unavailable: eventstore.Unavailable, Registry: reg})
 	a.dash = a.newDashboard(reader, pays, uses, httpapi.NewPresigner(keys, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.dash)
 	return a, nil
@@ -152,13 +154,20 @@ func (a *app) ready(ctx context.Context) error {
 	return nil
 }
 
+// writeTimeout bounds writing a response: from the request's headers, or
+// from its body's deadline when it has a body.
+const writeTimeout = 2 * time.Minute
+
 // serve runs the HTTP server, the relay and housekeeping until ctx ends or
 // one of them fails, then drains in-flight requests and stops the rest.
 func (a *app) serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute,
+	// No ReadTimeout: the API paces request bodies itself (LEDGER_BODY_TIMEOUT
+	// and LEDGER_BODY_MIN_RATE), which one fixed timeout cannot do for both
+	// small JSON bodies and 10 MiB uploads.
+	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: a.cfg.ReadHeaderTimeout,
+		WriteTimeout: writeTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	srv.RegisterOnShutdown(a.dash.Close)
 

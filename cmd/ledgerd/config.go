@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"golang.org/x/time/rate"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/workers/rails/prices"
 )
 
@@ -49,6 +51,11 @@ type config struct {
 	LNDMacaroonFile     string
 	LNDTLSCertFile      string
 	LNDPreimageKeyFile  string
+	RateLimit           httpapi.RateLimit // per API key
+	TokenRateLimit      httpapi.RateLimit // per client IP on POST /token
+	ReadHeaderTimeout   time.Duration
+	BodyTimeout         time.Duration
+	BodyMinRate         int // bytes per second
 }
 
 // setting is one row of the configuration table.
@@ -166,6 +173,16 @@ var settings = []setting{
 		str(func(c *config) *string { return &c.LNDPreimageKeyFile })},
 	{"LEDGER_COLLECTION_ACCOUNTS", "collection-accounts", defaultCollectionAccounts,
 		"bank accounts that take deposits, per source currency", str(func(c *config) *string { return &c.CollectionAccounts })},
+	{"LEDGER_RATE_LIMIT", "rate-limit", "100/s,burst=200", "requests per API key and process, e.g. 100/s,burst=200; 0 disables",
+		rateLimit(func(c *config) *httpapi.RateLimit { return &c.RateLimit })},
+	{"LEDGER_TOKEN_RATE_LIMIT", "token-rate-limit", "10/s,burst=20", "POST /token requests per client IP and process; 0 disables",
+		rateLimit(func(c *config) *httpapi.RateLimit { return &c.TokenRateLimit })},
+	{"LEDGER_READ_HEADER_TIMEOUT", "read-header-timeout", "10s", "how long a request's headers may take to arrive",
+		dur(func(c *config) *time.Duration { return &c.ReadHeaderTimeout })},
+	{"LEDGER_BODY_TIMEOUT", "body-timeout", "10s", "a request body must arrive within this plus 1 s per LEDGER_BODY_MIN_RATE bytes received",
+		dur(func(c *config) *time.Duration { return &c.BodyTimeout })},
+	{"LEDGER_BODY_MIN_RATE", "body-min-rate", "16384", "slowest request body accepted past LEDGER_BODY_TIMEOUT, in bytes per second",
+		num(func(c *config) *int { return &c.BodyMinRate })},
 }
 
 // defaultCollectionAccounts are the sandbox's collection accounts: made-up
@@ -188,6 +205,34 @@ func parseValidity(v string, out *domain.Validity) error {
 		*p = d
 	}
 	return nil
+}
+
+// rateLimit reads a token bucket: N/s, N/m or N/h (N a whole number), then
+// optionally ",burst=B" (default N); "0" disables the limit.
+func rateLimit(p func(*config) *httpapi.RateLimit) func(*config, string) error {
+	return func(c *config, v string) error {
+		if v == "0" {
+			*p(c) = httpapi.RateLimit{}
+			return nil
+		}
+		bad := fmt.Errorf("must be N/s, N/m or N/h with an optional ,burst=B (whole numbers above 0), or 0, not %q", v)
+		spec, burstSpec, hasBurst := strings.Cut(v, ",")
+		count, unit, _ := strings.Cut(spec, "/")
+		per := map[string]float64{"s": 1, "m": 60, "h": 3600}[unit]
+		n, err := strconv.Atoi(count)
+		if err != nil || n <= 0 || per == 0 {
+			return bad
+		}
+		burst := n
+		if hasBurst {
+			b, ok := strings.CutPrefix(strings.TrimSpace(burstSpec), "burst=")
+			if burst, err = strconv.Atoi(b); !ok || err != nil || burst <= 0 {
+				return bad
+			}
+		}
+		*p(c) = httpapi.RateLimit{Rate: rate.Limit(float64(n) / per), Burst: burst}
+		return nil
+	}
 }
 
 // parseCollectionAccounts reads LEDGER_COLLECTION_ACCOUNTS.

@@ -94,6 +94,10 @@ func startServer(t *testing.T, env map[string]string) *testServer {
 		"LEDGER_ADDR":                "127.0.0.1:0",
 		"LEDGER_DB_MAX_CONNS":        "4",
 		"LEDGER_LOG_LEVEL":           "debug",
+		// Tests of other things send bursts from one key and one IP; the
+		// rate limit tests set their own limits.
+		"LEDGER_RATE_LIMIT":       "0",
+		"LEDGER_TOKEN_RATE_LIMIT": "0",
 	}
 	for k, v := range env {
 		vars[k] = v

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+	"github.com/lightningnetwork/lnd/lnwire"
 	"github.com/lightningnetwork/lnd/zpay32"
 )
 
@@ -134,64 +136,119 @@ func TestEncodeRejects(t *testing.T) {
 }
 
 // FuzzEncodeRoundTrip checks every invoice Encode accepts against lnd's
-// zpay32 decoder, the reference implementation, and that Encode refuses only
-// what BOLT #11 cannot carry.
+// zpay32 decoder, the reference implementation: every field reads back as
+// written and the signature recovers the signing key. It also checks that
+// Encode refuses only what BOLT #11 cannot carry.
 func FuzzEncodeRoundTrip(f *testing.F) {
-	f.Add(uint64(250_000_000), "1 cup coffee", uint32(60), int64(1496314658))
-	f.Add(uint64(1), "", uint32(0), int64(0))
-	f.Add(uint64(0), "ナンセンス 1杯", uint32(604800), int64(1<<35-1))
-	f.Add(uint64(123_456_789), strings.Repeat("é", 320), uint32(1), int64(-1))
-	key := specKey(f)
-	f.Fuzz(func(t *testing.T, msat uint64, description string, expiry uint32, unix int64) {
+	f.Add(uint8(0), uint64(250_000_000), specHash[:], "1 cup coffee", false, uint32(60), uint32(0), int64(1496314658), uint64(0), []byte("spec"))
+	f.Add(uint8(1), uint64(1), []byte{}, "", false, uint32(0), uint32(18), int64(0), uint64(1<<8|1<<14), []byte{})
+	f.Add(uint8(2), uint64(0), []byte{0xff}, "ナンセンス 1杯", true, uint32(604800), uint32(144), int64(1<<35-1), uint64(1<<15|1<<63), []byte{1})
+	f.Add(uint8(2), uint64(123_456_789), specHash[:], strings.Repeat("é", 320), false, uint32(1), uint32(1<<31), int64(-1), uint64(1<<9), []byte{2})
+	f.Add(uint8(0), uint64(21_000_000*100_000_000_000), specHash[:], strings.Repeat("x", MaxDescriptionLen+1), false, uint32(0), uint32(0), int64(1<<35), uint64(0), []byte{3})
+	networks := []struct {
+		network Network
+		params  *chaincfg.Params
+	}{{Mainnet, &chaincfg.MainNetParams}, {Testnet, &chaincfg.TestNet3Params}, {Regtest, &chaincfg.RegressionNetParams}}
+	f.Fuzz(func(t *testing.T, network uint8, msat uint64, hash []byte, description string, hashed bool,
+		expiry, cltv uint32, unix int64, features uint64, keySeed []byte) {
 		if msat > math.MaxUint64/10 {
 			t.Skip("zpay32 reads the amount in pico-bitcoin into a uint64")
 		}
-		secret := sha256.Sum256([]byte(description))
+		net := networks[int(network)%len(networks)]
+		seed := sha256.Sum256(keySeed) // any seed, never the zero key
+		key := secp256k1.PrivKeyFromBytes(seed[:])
 		b := Bolt11{
-			Network:       Regtest,
-			AmountMsat:    msat,
-			Timestamp:     time.Unix(unix, 0),
-			PaymentHash:   sha256.Sum256(secret[:]),
-			PaymentSecret: &secret,
-			Description:   description,
-			Expiry:        time.Duration(expiry) * time.Second,
-			Features:      []int{FeatureVarOnionOptin, FeaturePaymentSecret},
+			Network:            net.network,
+			AmountMsat:         msat,
+			Timestamp:          time.Unix(unix, 0),
+			PaymentHash:        [32]byte(append(hash, make([]byte, 32)...)[:32]),
+			Description:        description,
+			Expiry:             time.Duration(expiry) * time.Second,
+			MinFinalCLTVExpiry: uint64(cltv),
+		}
+		if hashed {
+			h := sha256.Sum256([]byte(description))
+			b.Description, b.DescriptionHash = "", &h
+		}
+		for bit := range 64 {
+			if features>>bit&1 == 1 {
+				b.Features = append(b.Features, bit)
+			}
+		}
+		if features>>FeaturePaymentSecret&3 != 0 { // either bit of the pair asks for a secret
+			secret := sha256.Sum256(append([]byte("secret"), hash...))
+			b.PaymentSecret = &secret
 		}
 		pr, err := Encode(b, key)
-		valid := unix >= 0 && unix < 1<<35 && len(description) <= MaxDescriptionLen && utf8.ValidString(description)
+		valid := unix >= 0 && unix < 1<<35 && len(b.Description) <= MaxDescriptionLen && utf8.ValidString(b.Description)
 		if (err == nil) != valid {
 			t.Fatalf("Encode error %v, want one: %t", err, !valid)
 		}
 		if !valid {
 			return
 		}
-		inv, err := zpay32.Decode(pr, &chaincfg.RegressionNetParams)
+		inv, err := zpay32.Decode(pr, net.params)
 		if err != nil {
 			t.Fatalf("zpay32 decode %s: %v", pr, err)
 		}
-		var gotMsat uint64
-		if inv.MilliSat != nil {
-			gotMsat = uint64(*inv.MilliSat)
-		}
-		wantExpiry := b.Expiry
-		if expiry == 0 {
-			wantExpiry = time.Hour // BOLT #11's default when `x` is absent
-		}
-		switch {
-		case gotMsat != msat:
-			t.Errorf("amount: got %d msat, want %d", gotMsat, msat)
-		case inv.Timestamp.Unix() != unix:
-			t.Errorf("timestamp: got %d, want %d", inv.Timestamp.Unix(), unix)
-		case inv.Expiry() != wantExpiry:
-			t.Errorf("expiry: got %v, want %v", inv.Expiry(), wantExpiry)
-		case inv.Description == nil || *inv.Description != description:
-			t.Errorf("description: got %v, want %q", inv.Description, description)
-		case *inv.PaymentHash != b.PaymentHash:
-			t.Errorf("payment hash: got %x, want %x", *inv.PaymentHash, b.PaymentHash)
-		case inv.PaymentAddr.UnwrapOr([32]byte{}) != secret:
-			t.Errorf("payment secret: got %v, want %x", inv.PaymentAddr, secret)
-		case !inv.Destination.IsEqual(key.PubKey()):
-			t.Errorf("signer: got %x, want %x", inv.Destination.SerializeCompressed(), key.PubKey().SerializeCompressed())
-		}
+		checkInvoice(t, inv, b, key)
 	})
+}
+
+// checkInvoice fails unless zpay32's reading of an invoice is b, field by
+// field, signed by key.
+func checkInvoice(t *testing.T, inv *zpay32.Invoice, b Bolt11, key *secp256k1.PrivateKey) {
+	t.Helper()
+	var gotMsat uint64
+	if inv.MilliSat != nil {
+		gotMsat = uint64(*inv.MilliSat)
+	}
+	wantExpiry, wantCLTV := b.Expiry, b.MinFinalCLTVExpiry
+	if wantExpiry == 0 {
+		wantExpiry = zpay32.DefaultInvoiceExpiry // what readers assume when `x` is absent
+	}
+	if wantCLTV == 0 {
+		wantCLTV = zpay32.DefaultAssumedFinalCLTVDelta // likewise `c`
+	}
+	wantFeatures := map[lnwire.FeatureBit]struct{}{}
+	for _, bit := range b.Features {
+		wantFeatures[lnwire.FeatureBit(bit)] = struct{}{}
+	}
+	var gotFeatures map[lnwire.FeatureBit]struct{}
+	if inv.Features != nil {
+		gotFeatures = inv.Features.Features()
+	}
+	wantDescription := &b.Description
+	if b.DescriptionHash != nil {
+		wantDescription = nil
+	}
+	switch {
+	case inv.Net.Bech32HRPSegwit != string(b.Network):
+		t.Errorf("network: got %s, want %s", inv.Net.Bech32HRPSegwit, b.Network)
+	case gotMsat != b.AmountMsat || (inv.MilliSat == nil) != (b.AmountMsat == 0):
+		t.Errorf("amount: got %v msat, want %d", inv.MilliSat, b.AmountMsat)
+	case !inv.Timestamp.Equal(b.Timestamp):
+		t.Errorf("timestamp: got %v, want %v", inv.Timestamp, b.Timestamp)
+	case inv.PaymentHash == nil || *inv.PaymentHash != b.PaymentHash:
+		t.Errorf("payment hash: got %x, want %x", inv.PaymentHash, b.PaymentHash)
+	case !reflect.DeepEqual(inv.Description, wantDescription):
+		t.Errorf("description: got %v, want %v", inv.Description, wantDescription)
+	case !reflect.DeepEqual(inv.DescriptionHash, b.DescriptionHash):
+		t.Errorf("description hash: got %x, want %x", inv.DescriptionHash, b.DescriptionHash)
+	case inv.Expiry() != wantExpiry:
+		t.Errorf("expiry: got %v, want %v", inv.Expiry(), wantExpiry)
+	case inv.MinFinalCLTVExpiry() != wantCLTV:
+		t.Errorf("min final CLTV expiry: got %d, want %d", inv.MinFinalCLTVExpiry(), wantCLTV)
+	case inv.PaymentAddr.IsSome() != (b.PaymentSecret != nil) ||
+		b.PaymentSecret != nil && inv.PaymentAddr.UnwrapOr([32]byte{}) != *b.PaymentSecret:
+		t.Errorf("payment secret: got %v, want %v", inv.PaymentAddr, b.PaymentSecret)
+	case !reflect.DeepEqual(gotFeatures, wantFeatures):
+		t.Errorf("features: got %v, want %v", gotFeatures, wantFeatures)
+	case inv.FallbackAddr != nil || len(inv.RouteHints) > 0 || len(inv.BlindedPaymentPaths) > 0 || len(inv.Metadata) > 0:
+		t.Errorf("got fields Encode never writes: %+v", inv)
+	// zpay32 recovers the destination from the signature over the invoice,
+	// so a signature by another key or over other bytes shows up here.
+	case inv.Destination == nil || !inv.Destination.IsEqual(key.PubKey()):
+		t.Errorf("signer: got %v, want %x", inv.Destination, key.PubKey().SerializeCompressed())
+	}
 }

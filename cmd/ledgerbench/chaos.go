@@ -1,0 +1,436 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// chaosConfig is the chaos mode's flags.
+type chaosConfig struct {
+	scenarios  []string
+	duration   time.Duration // load per scenario, at least
+	natsOutage time.Duration
+	pgOutage   time.Duration
+	settle     time.Duration
+	workers    int
+	rate       float64
+	partners   int
+	ledgerd    string
+	ledgerctl  string
+	keep       bool
+	out        string
+}
+
+// chaosScenario is one fault scenario: how many ledgerd processes, what
+// breaks during the load, and what it checks beyond the common checks.
+type chaosScenario struct {
+	name  string
+	about string
+	nodes int
+	// webhookPath picks the receiver behaviour of the n-th payment.
+	webhookPath func(n int64) string
+	// disrupt breaks things while the load runs, and returns when the
+	// cluster is whole again (or ctx ended). It reports the windows in
+	// which a webhook answered 2xx may legitimately be sent again.
+	disrupt func(ctx context.Context, r *chaosRun) ([]window, error)
+	// extra are the scenario's own checks.
+	extra func(r *chaosRun, res *chaosResult)
+}
+
+// chaosRun is one scenario in progress.
+type chaosRun struct {
+	cfg      chaosConfig
+	cluster  *chaosCluster
+	client   *chaosClient
+	load     *chaosLoad
+	receiver *chaosReceiver
+	log      io.Writer
+
+	mu    sync.Mutex
+	notes map[string]int // scenario-specific figures, e.g. writes acknowledged during an outage
+}
+
+func (r *chaosRun) note(k string, v int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes[k] = v
+}
+
+func okPath(int64) string { return receiverOK }
+
+var chaosScenarios = []chaosScenario{
+	{name: "kill", about: "kill -9 of a random ledgerd every 1-3 s under mixed load, restarted after 0.5-1.5 s (2 processes)",
+		nodes: 2, webhookPath: okPath, disrupt: killRandomly},
+	{name: "nats", about: "the NATS server stopped for -nats-outage during the load, then started again (2 processes)",
+		nodes: 2, webhookPath: okPath, disrupt: stopNATS, extra: checkNATSOutage},
+	{name: "postgres", about: "Postgres stopped (fast shutdown) for -pg-outage during the load, then started again; ledgerd is not restarted (2 processes)",
+		nodes: 2, webhookPath: okPath, disrupt: restartPostgres, extra: checkPostgresOutage},
+	{name: "instances", about: "3 processes behind the load: one killed for good a third in, another restarted (SIGTERM, start) two thirds in",
+		nodes: 3, webhookPath: okPath, disrupt: killOneRestartAnother},
+	{name: "receiver", about: "webhook receivers that hang past the timeout, answer 500, close the connection, or take 6 s (2 processes)",
+		nodes: 2, webhookPath: hostileReceivers, disrupt: nothing, extra: checkReceivers},
+}
+
+func parseChaosFlags(args []string, stderr io.Writer) (chaosConfig, error) {
+	var c chaosConfig
+	fs := flag.NewFlagSet("ledgerbench chaos", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: ledgerbench chaos [flags]
+
+Fault scenarios. Each runs its own Postgres cluster (initdb) and NATS
+server on free loopback ports, so it can break them without touching the
+machine's, and ledgerd processes sharing them, under a mixed load (users,
+momo account changes, payments with sandbox deposits) from a client that
+retries with the same Idempotency-Key, as a partner would. Once the
+cluster is whole again and has settled, it checks that every acknowledged
+write is there, Postgres and the JetStream stream hold the same events
+(by Nats-Msg-Id), ledgerctl audit verify passes, every deposited payment
+succeeded with exactly one payout, and every status webhook was answered
+2xx and not sent again after that (unless a process was killed, or
+Postgres was away, between the answer and its record). It prints what it
+checked in numbers and exits non-zero when a check fails.
+
+scenarios:
+`)
+		for _, s := range chaosScenarios {
+			fmt.Fprintf(fs.Output(), "  %-10s %s\n", s.name, s.about)
+		}
+		fmt.Fprint(fs.Output(), "\nflags:\n")
+		fs.PrintDefaults()
+	}
+	scenarios := fs.String("scenarios", "all", "comma-separated scenarios to run, or all")
+	fs.DurationVar(&c.duration, "duration", 20*time.Second, "load per scenario (longer when an outage needs it)")
+	fs.DurationVar(&c.natsOutage, "nats-outage", 30*time.Second, "how long NATS stays down in the nats scenario")
+	fs.DurationVar(&c.pgOutage, "pg-outage", 10*time.Second, "how long Postgres stays down in the postgres scenario")
+	fs.DurationVar(&c.settle, "settle", 3*time.Minute, "longest wait, after the load, for every payment and webhook to finish")
+	fs.IntVar(&c.workers, "workers", 16, "concurrent clients of the load")
+	fs.Float64Var(&c.rate, "rate", 40, "operations started per second across the workers")
+	fs.IntVar(&c.partners, "partners", 4, "partners (tenants); worker w acts as partner w % partners")
+	fs.StringVar(&c.ledgerd, "ledgerd", "", "ledgerd binary (default: go build ./cmd/ledgerd)")
+	fs.StringVar(&c.ledgerctl, "ledgerctl", "", "ledgerctl binary (default: go build ./cmd/ledgerctl)")
+	fs.BoolVar(&c.keep, "keep", false, "keep each scenario's directory (logs, Postgres and NATS data) even when it passes")
+	fs.StringVar(&c.out, "out", "bench-chaos.json", "JSON report path")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for _, name := range strings.Split(*scenarios, ",") {
+		name = strings.TrimSpace(name)
+		if name == "all" {
+			c.scenarios = nil
+			for _, s := range chaosScenarios {
+				c.scenarios = append(c.scenarios, s.name)
+			}
+			break
+		}
+		if !slices.ContainsFunc(chaosScenarios, func(s chaosScenario) bool { return s.name == name }) {
+			return c, fmt.Errorf("unknown scenario %q", name)
+		}
+		c.scenarios = append(c.scenarios, name)
+	}
+	switch {
+	case c.duration <= 0 || c.natsOutage <= 0 || c.pgOutage <= 0 || c.settle <= 0:
+		return c, errors.New("-duration, -nats-outage, -pg-outage and -settle must be positive")
+	case c.workers < 1 || c.partners < 1 || c.rate <= 0:
+		return c, errors.New("-workers, -partners and -rate must be positive")
+	}
+	return c, nil
+}
+
+// runChaos is the chaos mode.
+func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseChaosFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	root, err := os.MkdirTemp("", "ledgerbench-chaos-")
+	if err != nil {
+		return err
+	}
+	// Postgres runs as its own user when ledgerbench is root: it must be
+	// able to reach its directory under root.
+	if err := os.Chmod(root, 0o755); err != nil {
+		return err
+	}
+	if err := buildMissing(ctx, &cfg.ledgerd, &cfg.ledgerctl, root, stderr); err != nil {
+		return err
+	}
+	var results []chaosResult
+	failed := false
+	for _, name := range cfg.scenarios {
+		i := slices.IndexFunc(chaosScenarios, func(s chaosScenario) bool { return s.name == name })
+		res := runScenario(ctx, cfg, chaosScenarios[i], filepath.Join(root, name), stderr)
+		printChaosResult(stdout, res)
+		results = append(results, res)
+		failed = failed || !res.Passed
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if err := writeJSON(cfg.out, results); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
+	if !failed && !cfg.keep {
+		os.RemoveAll(root)
+	} else {
+		fmt.Fprintf(stdout, "logs and data kept under %s\n", root)
+	}
+	if failed {
+		return errors.New("a chaos check failed")
+	}
+	return ctx.Err()
+}
+
+// runScenario sets up a cluster, runs the load with the scenario's
+// disruption, lets it settle and checks it.
+func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir string, log io.Writer) (res chaosResult) {
+	res = chaosResult{Scenario: sc.name, About: sc.about, Dir: dir}
+	start := time.Now()
+	defer func() { res.Seconds = time.Since(start).Seconds() }()
+	fail := func(err error) chaosResult {
+		res.Error = err.Error()
+		return res
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(log, "ledgerbench chaos: %s: starting Postgres, NATS and %d ledgerd processes under %s\n", sc.name, sc.nodes, dir)
+	cluster, err := startChaosCluster(ctx, dir, cfg.ledgerd, cfg.ledgerctl,
+		chaosSettings{Nodes: sc.nodes, WebhookRetry: "200ms,500ms,1s,1s,2s,2s,2s"})
+	defer func() {
+		if err := cluster.close(ctx); err != nil {
+			res.add("every ledgerd drains and exits 0 on SIGTERM", 1, 0)
+			res.Error = strings.TrimSpace(res.Error + "\n" + err.Error())
+		}
+	}()
+	if err != nil {
+		return fail(err)
+	}
+	pool, err := openPool(ctx, cluster.pg.URL, "ledger", 4)
+	if err != nil {
+		return fail(err)
+	}
+	defer pool.Close()
+	httpClient := newHTTPClient(cfg.workers)
+	defer httpClient.CloseIdleConnections()
+	base, _ := cluster.anyUp()
+	partners, err := setupPartners(ctx, httpClient, cfg.ledgerctl, ledgerEnv("DATABASE_URL="+cluster.dbURL), base, cfg.partners)
+	if err != nil {
+		return fail(err)
+	}
+	secret := "whsec_" + base64.StdEncoding.EncodeToString(randomBytes(24))
+	receiver, err := startChaosReceiver(secret)
+	if err != nil {
+		return fail(err)
+	}
+	defer receiver.close()
+	client := &chaosClient{http: httpClient, urls: cluster.baseURLs(), patience: 2 * time.Minute}
+	r := &chaosRun{cfg: cfg, cluster: cluster, client: client, receiver: receiver, log: log, notes: map[string]int{},
+		load: newChaosLoad(client, partners, secret, func(n int64) string { return receiver.URL(sc.webhookPath(n)) })}
+
+	// The load runs for -duration, and on until the disruption is over and
+	// the whole cluster has served load for a few seconds more.
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	loaded := make(chan struct{})
+	go func() { r.load.run(loadCtx, cfg.workers, cfg.rate); close(loaded) }()
+	minEnd := time.Now().Add(cfg.duration)
+	windows, disruptErr := sc.disrupt(loadCtx, r)
+	select {
+	case <-time.After(max(time.Until(minEnd), 5*time.Second)):
+	case <-ctx.Done():
+	}
+	stopLoad()
+	<-loaded
+	if disruptErr != nil {
+		return fail(fmt.Errorf("disruption: %w", disruptErr))
+	}
+	// A delivery answered 2xx but not yet recorded when its process was
+	// killed is sent again once its lease (30 s) runs out: any 2xx within
+	// a lease before a kill may repeat. On a busy machine the record can
+	// lag its answer by seconds, so the window is the whole lease.
+	for _, k := range cluster.killTimes() {
+		windows = append(windows, window{from: k.Add(-30 * time.Second), to: k.Add(time.Second)})
+	}
+	fmt.Fprintf(log, "ledgerbench chaos: %s: load stopped after %.0f s; waiting for the cluster to settle\n", sc.name, time.Since(start).Seconds())
+
+	acked, unanswered := r.load.snapshot()
+	var deposited []string
+	for _, p := range acked.Payments {
+		if p.Deposited {
+			deposited = append(deposited, p.ID)
+		}
+	}
+	var f chaosFindings
+	if f.Settled, err = settle(ctx, pool, deposited, cfg.settle); err != nil {
+		return fail(fmt.Errorf("settle: %w", err))
+	}
+	if err := verifyAcknowledged(ctx, client, r.load, acked, &f); err != nil {
+		return fail(fmt.Errorf("look up acknowledged writes: %w", err))
+	}
+	if err := verifyStore(ctx, pool, cluster.nats.URL, deposited, &f); err != nil {
+		return fail(fmt.Errorf("check the store and the stream: %w", err))
+	}
+	if err := verifyWebhooks(ctx, pool, receiver, windows, &f); err != nil {
+		return fail(fmt.Errorf("check webhooks: %w", err))
+	}
+	f.AuditVerify = auditVerify(ctx, cfg.ledgerctl, cluster.dbURL)
+	res.Answers, res.Findings, res.Notes = client.snapshot(), f, r.notes
+	res.Acknowledged = chaosAckCounts{Users: len(acked.Users), MomoAdded: acked.MomoAdds, MomoRemoved: acked.MomoDels,
+		Payments: len(acked.Payments), Deposits: len(deposited), Unanswered: unanswered}
+	res.commonChecks()
+	if sc.extra != nil {
+		sc.extra(r, &res)
+	}
+	res.Passed = res.Error == "" && !slices.ContainsFunc(res.Checks, func(c chaosCheck) bool { return !c.OK })
+	return res
+}
+
+// killRandomly kills a random ledgerd every 1-3 s and restarts it after
+// 0.5-1.5 s, until the load's -duration is over.
+func killRandomly(ctx context.Context, r *chaosRun) ([]window, error) {
+	end := time.Now().Add(r.cfg.duration - 2*time.Second)
+	for time.Now().Before(end) {
+		if !sleepCtx(ctx, time.Second+rand.N(2*time.Second)) {
+			return nil, nil
+		}
+		i := rand.IntN(len(r.cluster.nodes))
+		r.cluster.kill(i)
+		if !sleepCtx(ctx, 500*time.Millisecond+rand.N(time.Second)) {
+			return nil, nil
+		}
+		if err := r.cluster.restart(context.WithoutCancel(ctx), i); err != nil {
+			return nil, err
+		}
+		r.note("kills", len(r.cluster.killTimes()))
+	}
+	return nil, nil
+}
+
+// stopNATS stops the NATS server for -nats-outage while writes go on.
+func stopNATS(ctx context.Context, r *chaosRun) ([]window, error) {
+	if !sleepCtx(ctx, 3*time.Second) {
+		return nil, nil
+	}
+	before := r.client.snapshot().Acknowledged
+	r.cluster.nats.stop()
+	sleepCtx(ctx, r.cfg.natsOutage)
+	r.note("acknowledgedDuringOutage", r.client.snapshot().Acknowledged-before)
+	r.note("outageSeconds", int(r.cfg.natsOutage.Seconds()))
+	return nil, r.cluster.nats.start()
+}
+
+// restartPostgres stops Postgres for -pg-outage; the ledgerd processes
+// stay up and must recover on their own.
+func restartPostgres(ctx context.Context, r *chaosRun) ([]window, error) {
+	if !sleepCtx(ctx, 3*time.Second) {
+		return nil, nil
+	}
+	bg := context.WithoutCancel(ctx)
+	from := time.Now()
+	before := r.client.snapshot().Unavailable
+	if err := r.cluster.pg.stop(bg, "fast"); err != nil {
+		return nil, err
+	}
+	sleepCtx(ctx, r.cfg.pgOutage)
+	r.note("unavailableAnswersDuringOutage", r.client.snapshot().Unavailable-before)
+	r.note("outageSeconds", int(r.cfg.pgOutage.Seconds()))
+	if err := r.cluster.pg.start(bg); err != nil {
+		return nil, err
+	}
+	// A 2xx answered before the stop may not have been recorded (see the
+	// kill windows in runScenario).
+	return []window{{from: from.Add(-30 * time.Second), to: time.Now().Add(2 * time.Second)}}, nil
+}
+
+// killOneRestartAnother runs three processes; a third into the load one
+// is killed for good, two thirds in another is stopped and started again.
+func killOneRestartAnother(ctx context.Context, r *chaosRun) ([]window, error) {
+	if !sleepCtx(ctx, r.cfg.duration/3) {
+		return nil, nil
+	}
+	r.cluster.kill(0)
+	if !sleepCtx(ctx, r.cfg.duration/3) {
+		return nil, nil
+	}
+	if err := r.cluster.stopGracefully(1); err != nil {
+		return nil, fmt.Errorf("SIGTERM %s: %w", r.cluster.nodes[1].name, err)
+	}
+	return nil, r.cluster.restart(context.WithoutCancel(ctx), 1)
+}
+
+func nothing(context.Context, *chaosRun) ([]window, error) { return nil, nil }
+
+// hostileReceivers sends every tenth payment's webhooks to the slow
+// receiver, every other one's to the hostile one, the rest to a good one.
+func hostileReceivers(n int64) string {
+	switch {
+	case n%10 == 0:
+		return receiverSlow
+	case n%2 == 1:
+		return receiverHostile
+	}
+	return receiverOK
+}
+
+func checkNATSOutage(r *chaosRun, res *chaosResult) {
+	res.addAtLeast("writes acknowledged while NATS was down", r.notes["acknowledgedDuringOutage"], 1)
+}
+
+func checkPostgresOutage(r *chaosRun, res *chaosResult) {
+	res.addAtLeast("503 problem+json answers with Retry-After while Postgres was down", r.notes["unavailableAnswersDuringOutage"], 1)
+}
+
+// checkReceivers checks the hostile receiver's failures were exercised and
+// that the slow receiver delayed nobody else.
+func checkReceivers(r *chaosRun, res *chaosResult) {
+	hs, _ := r.receiver.histories()
+	retried := 0
+	for _, h := range hs {
+		if h.Path == receiverHostile && h.Attempts >= 3 {
+			retried++
+		}
+	}
+	res.addAtLeast("hostile deliveries retried through a hang, a 500 and a closed connection", retried, 1)
+	acked, _ := r.load.snapshot()
+	ok := r.receiver.successLatencies(acked.Payments, receiverOK)
+	slow := r.receiver.successLatencies(acked.Payments, receiverSlow)
+	res.addAtLeast("payments whose webhooks went to the slow receiver, succeeded", len(slow), 1)
+	if len(ok) == 0 {
+		res.add("payments with a good receiver, succeeded", 0, 1)
+		return
+	}
+	p50, p99 := ok[len(ok)/2], ok[min(len(ok)-1, len(ok)*99/100)]
+	res.Notes["goodReceiverSuccessP50Ms"] = int(p50.Milliseconds())
+	res.Notes["goodReceiverSuccessP99Ms"] = int(p99.Milliseconds())
+	// Were the dispatcher waiting on the slow receiver, a good receiver's
+	// four status webhooks would each wait behind a 6 s delivery: its
+	// median would be several times 6 s. The median, not the tail, so a
+	// busy machine's noise does not decide the check.
+	res.addAtMost("deposit to payment.success median at the good receiver, ms (the slow one takes 6,000 per delivery)",
+		int(p50.Milliseconds()), int(slowReceiverDelay.Milliseconds()))
+}
+
+// sleepCtx sleeps for d unless ctx ends first, and says whether it slept.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}

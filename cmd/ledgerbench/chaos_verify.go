@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// chaosFindings are the numbers a scenario's check found once the cluster
+// was healthy again and had settled.
+type chaosFindings struct {
+	Settled       bool `json:"settled"` // every payment final, every webhook answered, the relay caught up
+	Events        int  `json:"events"`
+	StreamMsgs    int  `json:"streamMessages"`
+	StreamMissing int  `json:"streamMissing"` // events never published
+	StreamDups    int  `json:"streamDuplicates"`
+	StreamExtra   int  `json:"streamExtra"` // messages of no stored event
+
+	UsersMissing    int `json:"usersMissing"`    // acknowledged, then not found
+	PaymentsMissing int `json:"paymentsMissing"` // acknowledged, then not found
+	MomoMissing     int `json:"momoMissing"`     // acknowledged added, not in the profile
+	MomoResurrected int `json:"momoResurrected"` // acknowledged removed, in the profile
+
+	Deposited     int `json:"deposited"`     // acknowledged deposits
+	Succeeded     int `json:"succeeded"`     // of those, payments that succeeded
+	NotFinal      int `json:"notFinal"`      // payments of the store funded but neither success nor failed
+	StoreSuccess  int `json:"storeSuccess"`  // payments of the store that succeeded (a deposit whose answer was lost included)
+	PayoutCalls   int `json:"payoutCalls"`   // calls to the sandbox rail, retries included
+	Payouts       int `json:"payouts"`       // payouts the rail made
+	DoublePayouts int `json:"doublePayouts"` // payments paid out more than once
+
+	Deliveries         int `json:"webhookDeliveries"`  // status webhooks the store owes
+	Delivered2xx       int `json:"webhooksDelivered"`  // answered 2xx by the receiver
+	WebhooksLost       int `json:"webhooksLost"`       // owed, never answered 2xx
+	Repeats            int `json:"repeatsAfter2xx"`    // sent again after the receiver's 2xx
+	RepeatsUnexplained int `json:"repeatsUnexplained"` // of those, not in flight at a kill or outage
+	BadWebhooks        int `json:"badWebhooks"`        // bad signature or malformed
+
+	AuditVerify string `json:"auditVerify"` // "ok", or its first lines
+}
+
+// settle waits until the cluster has finished the load's work: every
+// payment final (one never deposited expires after chaosValidity), no
+// webhook delivery pending, every event sequenced and published. It says whether that happened within limit.
+func settle(ctx context.Context, pool *pgxpool.Pool, deposited []string, limit time.Duration) (bool, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		var open int
+		err := pool.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM payments WHERE id = ANY($1::uuid[]) AND status NOT IN ('success', 'failed'))
+			+ (SELECT count(*) FROM payments WHERE status NOT IN ('expired', 'success', 'failed'))
+			+ (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')
+			+ (SELECT count(*) FROM events WHERE position IS NULL)
+			+ (SELECT last_position - published_position FROM sequencer_state)`, deposited).Scan(&open)
+		if err == nil && open == 0 {
+			return true, nil
+		}
+		if time.Now().After(deadline) {
+			return false, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// verifyStore counts payments, payouts and deliveries in Postgres, and
+// compares every stored event with the JetStream stream by Nats-Msg-Id.
+func verifyStore(ctx context.Context, pool *pgxpool.Pool, natsURL string, deposited []string, f *chaosFindings) error {
+	f.Deposited = len(deposited)
+	err := pool.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM payments WHERE id = ANY($1::uuid[]) AND status = 'success'),
+			(SELECT count(*) FROM payments WHERE status NOT IN ('expired', 'success', 'failed')),
+			(SELECT count(*) FROM payments WHERE status = 'success'),
+			(SELECT coalesce(sum(calls), 0) FROM sandbox_payout_calls),
+			(SELECT count(*) FROM sandbox_payouts),
+			(SELECT count(*) FROM (SELECT payment_id FROM sandbox_payouts GROUP BY payment_id HAVING count(*) > 1) d),
+			(SELECT count(*) FROM webhook_deliveries)`, deposited).
+		Scan(&f.Succeeded, &f.NotFinal, &f.StoreSuccess, &f.PayoutCalls, &f.Payouts, &f.DoublePayouts, &f.Deliveries)
+	if err != nil {
+		return fmt.Errorf("count payments: %w", err)
+	}
+	rows, err := pool.Query(ctx, `SELECT id::text FROM events`)
+	if err != nil {
+		return err
+	}
+	stored := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		stored[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	f.Events = len(stored)
+	published, err := streamMessageIDs(ctx, natsURL, "LEDGER")
+	if err != nil {
+		return err
+	}
+	for id, n := range published {
+		f.StreamMsgs += n
+		f.StreamDups += n - 1
+		if !stored[id] {
+			f.StreamExtra++
+		}
+	}
+	for id := range stored {
+		if published[id] == 0 {
+			f.StreamMissing++
+		}
+	}
+	return nil
+}
+
+// streamMessageIDs reads the whole stream with an ordered consumer and
+// counts its messages by Nats-Msg-Id.
+func streamMessageIDs(ctx context.Context, natsURL, stream string) (map[string]int, error) {
+	nc, err := nats.Connect(natsURL, nats.Name("ledgerbench chaos check"))
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", stream, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]int{}
+	if info.State.Msgs == 0 {
+		return ids, nil
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return nil, err
+	}
+	for seen := uint64(0); seen < info.State.Msgs; {
+		batch, err := cons.FetchNoWait(500)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for m := range batch.Messages() {
+			ids[m.Headers().Get(jetstream.MsgIDHeader)]++
+			n++
+		}
+		if err := batch.Error(); err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			time.Sleep(50 * time.Millisecond)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
+		seen += uint64(n)
+	}
+	return ids, nil
+}
+
+// verifyAcknowledged looks up, through the API, every write the cluster
+// acknowledged.
+func verifyAcknowledged(ctx context.Context, c *chaosClient, l *chaosLoad, acked chaosAcked, f *chaosFindings) error {
+	exists := func(path, token string) (bool, error) {
+		a, err := c.do(ctx, http.MethodGet, path, token, nil)
+		if err != nil {
+			return false, err
+		}
+		return a.Status == http.StatusOK, nil
+	}
+	for _, u := range acked.Users {
+		ok, err := exists("/users/"+u.ID, l.partners[u.Partner].Token)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			f.UsersMissing++
+		}
+	}
+	for _, p := range acked.Payments {
+		ok, err := exists("/payments/"+p.ID, l.partners[p.Partner].Token)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			f.PaymentsMissing++
+		}
+	}
+	present, gone := l.expectedMomo()
+	for p, pt := range l.partners {
+		a, err := c.do(ctx, http.MethodGet, "/profile", pt.Token, nil)
+		if err != nil {
+			return err
+		}
+		var prof struct{ MomoAccounts []struct{ ID string } }
+		if a.Status != http.StatusOK || json.Unmarshal(a.Body, &prof) != nil {
+			return errStatus("GET /profile", a)
+		}
+		have := map[string]bool{}
+		for _, acc := range prof.MomoAccounts {
+			have[acc.ID] = true
+		}
+		for id := range present[p] {
+			if !have[id] {
+				f.MomoMissing++
+			}
+		}
+		for id := range gone[p] {
+			if have[id] {
+				f.MomoResurrected++
+			}
+		}
+	}
+	return nil
+}
+
+// verifyWebhooks compares the deliveries the store owes with what the
+// receiver answered. A delivery sent again after its 2xx is explained only
+// when its 2xx fell in a disruption window: a process killed, or Postgres
+// away, between the receiver's answer and the record of the attempt.
+func verifyWebhooks(ctx context.Context, pool *pgxpool.Pool, r *chaosReceiver, disruptions []window, f *chaosFindings) error {
+	rows, err := pool.Query(ctx, `SELECT event_id::text FROM webhook_deliveries`)
+	if err != nil {
+		return err
+	}
+	var owed []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		owed = append(owed, id)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	hs, bad := r.histories()
+	f.BadWebhooks = bad
+	for _, id := range owed {
+		if h, ok := hs[id]; ok && !h.First2xx.IsZero() {
+			f.Delivered2xx++
+		} else {
+			f.WebhooksLost++
+		}
+	}
+	for _, h := range hs {
+		if len(h.After2xx) == 0 {
+			continue
+		}
+		f.Repeats += len(h.After2xx)
+		explained := false
+		for _, w := range disruptions {
+			explained = explained || w.contains(h.First2xx)
+		}
+		if !explained {
+			f.RepeatsUnexplained += len(h.After2xx)
+		}
+	}
+	return nil
+}
+
+// window is a span of time in which something was broken on purpose.
+type window struct{ from, to time.Time }
+
+func (w window) contains(t time.Time) bool { return !t.Before(w.from) && !t.After(w.to) }
+
+// auditVerify runs ledgerctl audit verify on the cluster's database.
+func auditVerify(ctx context.Context, ledgerctl, dbURL string) string {
+	cmd := exec.CommandContext(ctx, ledgerctl, "audit", "verify")
+	cmd.Env = ledgerEnv("DATABASE_URL=" + dbURL)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return "ok"
+	}
+	lines := strings.SplitN(strings.TrimSpace(string(out)), "\n", 8)
+	return errors.Join(err, errors.New(strings.Join(lines[:min(len(lines), 7)], "\n"))).Error()
+}
