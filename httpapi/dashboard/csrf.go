@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"crypto/subtle"
+	"errors"
 	"net/http"
+	"time"
 )
 
 // The CSRF defence is a double-submit token: a random cookie that every
@@ -26,9 +28,15 @@ func (d *Dashboard) renewCSRF(w http.ResponseWriter) string {
 	return token
 }
 
-// form admits a POST only when its csrf field matches the CSRF cookie.
+// form admits a POST only when its csrf field matches the CSRF cookie. It
+// reads at most 64 KiB of form within Config.FormReadTimeout.
 func (d *Dashboard) form(h handlerFunc) http.Handler {
 	return d.handle(func(w http.ResponseWriter, r *http.Request) error {
+		// Wall-clock time, not d.now: the deadline is the connection's.
+		err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(d.cfg.FormReadTimeout))
+		if err != nil && !errors.Is(err, http.ErrNotSupported) { // a test recorder has no connection
+			return err
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		c, err := r.Cookie(csrfCookie)
 		if err != nil || len(c.Value) < 43 ||

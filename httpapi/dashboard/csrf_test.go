@@ -1,9 +1,14 @@
 package dashboard
 
 import (
+	"bufio"
+	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -38,5 +43,31 @@ func TestFormsNeedTheCSRFToken(t *testing.T) {
 	}
 	if rec := h.post("/dashboard/api-keys", nil, true); rec.Code != http.StatusSeeOther || created != 1 {
 		t.Errorf("POST with the token: got %d and %d keys, want 303 and 1", rec.Code, created)
+	}
+}
+
+// TestSlowFormIsCutOff: a form body trickled slower than FormReadTimeout
+// is answered (refused) instead of holding the handler.
+func TestSlowFormIsCutOff(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fakeCredentials{})
+	h.d.cfg.FormReadTimeout = 200 * time.Millisecond
+	srv := httptest.NewServer(h.d)
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /dashboard/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+		"Content-Length: 1000\r\n\r\nemail=a")
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("a trickled form: got %v, want an answer once the read deadline passed", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a trickled form: got %d, want 403 (nothing usable arrived)", resp.StatusCode)
 	}
 }

@@ -98,6 +98,11 @@ type Config struct {
 	// would otherwise drop them.
 	SecureCookies bool
 	SessionTTL    time.Duration // how long a sign-in lasts (default 12h)
+	// FormReadTimeout bounds how long a form's body may take to arrive
+	// (default 10s). ledgerd sets no server-wide read timeout (the API
+	// paces its own bodies); forms are small, so a fixed deadline stops a
+	// client trickling one to hold a connection and a handler.
+	FormReadTimeout time.Duration
 }
 
 // Deps are the dashboard's collaborators, plugged in by cmd/ledgerd.
@@ -128,6 +133,9 @@ type Dashboard struct {
 func New(cfg Config, d Deps) *Dashboard {
 	if cfg.SessionTTL == 0 {
 		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.FormReadTimeout == 0 {
+		cfg.FormReadTimeout = 10 * time.Second
 	}
 	db := &Dashboard{cfg: cfg, Deps: d, pages: mustParsePages(), now: time.Now, closing: make(chan struct{})}
 	db.logged = db.logRequest(db.routes())
