@@ -19,12 +19,20 @@ var templateFuncs = template.FuncMap{
 	"money":    money,
 	"moneyInt": func(n int64, currency string) string { return money(decimal.NewFromInt(n), currency) },
 	"when":     when,
-	"short":    func(id uuid.UUID) string { return id.String()[:8] },
+	"short":    short,
 	"envelope": envelopeJSON,
 	"pretty":   prettyJSON,
 	"size":     size,
 	"deref":    func(p *int) int { return *p },
 	"derefs":   func(p *string) string { return *p },
+}
+
+// short names an id in lists and headings: its last 8 hex digits. Ids are
+// UUIDv7, whose leading digits are the creation time and so alike for
+// anything made the same minute; the trailing ones are random.
+func short(id uuid.UUID) string {
+	s := id.String()
+	return s[len(s)-8:]
 }
 
 // minorDigits are the decimals each currency is shown with (ISO 4217;

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 )
 
@@ -23,6 +24,14 @@ func TestMoney(t *testing.T) {
 		if got := money(decimal.RequireFromString(tt.amount), tt.currency); got != tt.want {
 			t.Errorf("money(%s, %s): got %q, want %q", tt.amount, tt.currency, got, tt.want)
 		}
+	}
+}
+
+func TestShortIDsDifferForIDsMadeTogether(t *testing.T) {
+	t.Parallel()
+	a, b := uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())
+	if short(a) == short(b) || len(short(a)) != 8 {
+		t.Errorf("short ids of two UUIDv7 made together: got %q and %q, want 8 digits each, different", short(a), short(b))
 	}
 }
 

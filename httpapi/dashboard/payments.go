@@ -150,6 +150,6 @@ func (d *Dashboard) paymentPage(w http.ResponseWriter, r *http.Request) error {
 	} else if domain.ErrorKind(err) != domain.NotFound {
 		return err
 	}
-	d.render(w, r, http.StatusOK, "payment", "Payment "+id.String()[:8], view)
+	d.render(w, r, http.StatusOK, "payment", "Payment "+short(id), view)
 	return nil
 }

@@ -72,7 +72,7 @@
       el.className = el.className.replace(/\bstatus-\S+/g, "").replace(/\bchanged\b/g, "").trim() + " status-" + p.status + " changed";
     });
     var announcer = document.getElementById("live-announcer");
-    if (announcer && changed) { announcer.textContent = "Payment " + p.id.slice(0, 8) + " is now " + p.status + "."; }
+    if (announcer && changed) { announcer.textContent = "Payment " + p.id.slice(-8) + " is now " + p.status + "."; }
     if (document.querySelector('[data-refresh][data-payment-id="' + p.id + '"]')) { refreshSections(); }
   }
 
