@@ -288,7 +288,7 @@ Every event, stored and published, is a CloudEvents 1.0 structured JSON object:
 | ` + "`specversion`" + ` | ` + "`1.0`" + ` |
 | ` + "`id`" + ` | the event id (UUID); also the NATS ` + "`Nats-Msg-Id`" + ` |
 | ` + "`source`" + ` | ` + "`/tenants/<tenantId>`" + ` |
-| ` + "`type`" + ` | ` + "`ledger.<aggregate>.<event>.v<N>`" + `: aggregates ` + "`tenant`, `user`, `merchant`, `payment`" + ` |
+| ` + "`type`" + ` | ` + "`ledger.<aggregate>.<event>.v<N>`" + `: aggregates ` + "`tenant`, `user`, `merchant`, `payment`, `dashboard_user`" + ` |
 | ` + "`subject`" + ` | ` + "`<aggregate>s/<aggregateId>`" + `, e.g. ` + "`payments/<paymentId>`" + ` |
 | ` + "`time`" + ` | when the event was recorded: ISO 8601 UTC with milliseconds |
 | ` + "`datacontenttype`" + ` | ` + "`application/json`" + ` |

@@ -49,9 +49,11 @@ type PaymentSnapshot struct {
 
 // PaymentFilter narrows GET /payments: zero values match everything.
 type PaymentFilter struct {
-	UserID     uuid.UUID // a user token's own payments
-	Status     string
-	MerchantID uuid.UUID
+	UserID        uuid.UUID // a user token's own payments
+	Status        string
+	MerchantID    uuid.UUID
+	CreatedFrom   time.Time // created at or after (the dashboard's date filter)
+	CreatedBefore time.Time // created before
 }
 
 // PaymentDocumentItem is one row of GET /payments/{id}/documents.
@@ -82,4 +84,28 @@ type AccountBalance struct {
 	Currency string
 	Debits   decimal.Decimal
 	Credits  decimal.Decimal
+}
+
+// DashboardAccount is a dashboard user as the sign-in reads it.
+type DashboardAccount struct {
+	ID           uuid.UUID
+	TenantID     uuid.UUID
+	Email        string
+	PasswordHash string // empty until the set-password link is used
+}
+
+// DashboardSession is an open dashboard session: whose, and until when.
+type DashboardSession struct {
+	UserID    uuid.UUID
+	TenantID  uuid.UUID
+	Email     string
+	ExpiresAt time.Time
+}
+
+// APIKeyItem is one of a tenant's API keys as the dashboard lists it.
+type APIKeyItem struct {
+	APIKey     string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time // when it last obtained a token; nil: never
+	RevokedAt  *time.Time
 }

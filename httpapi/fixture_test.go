@@ -183,6 +183,8 @@ func (fakeCredentials) UserStatus(context.Context, uuid.UUID, uuid.UUID) (string
 	return domain.UserActive, nil
 }
 
+func (fakeCredentials) TouchAPIKey(context.Context, string, time.Time) error { return nil }
+
 // fakeMerchants holds fixed merchants; a new one is decided and not kept.
 type fakeMerchants struct {
 	byID  map[uuid.UUID]domain.Merchant

@@ -23,6 +23,9 @@ type Credentials interface {
 	Credential(ctx context.Context, apiKey string) (domain.Credential, error)
 	PrincipalActive(ctx context.Context, tenantID uuid.UUID, apiKey string, userID uuid.UUID) (bool, error)
 	UserStatus(ctx context.Context, tenantID, userID uuid.UUID) (string, error)
+	// TouchAPIKey records when a key last obtained a token (the partner
+	// dashboard shows it).
+	TouchAPIKey(ctx context.Context, apiKey string, at time.Time) error
 }
 
 // SigningKeys are the shared JWT keys.

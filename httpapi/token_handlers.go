@@ -45,6 +45,11 @@ func (s *Server) issueTenantToken(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	// A last-use time is a convenience: failing to record it must not cost
+	// the partner its token.
+	if err := s.credentials.TouchAPIKey(r.Context(), cred.APIKey, s.now()); err != nil {
+		s.logger(r).Warn("record api key use", "apiKey", cred.APIKey, "err", err)
+	}
 	return writeJSON(w, http.StatusOK, resp)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -121,6 +122,9 @@ func (q *Reader) Payment(ctx context.Context, tenantID, id uuid.UUID) (domain.Pa
 // ("" on the last). A marker is only good for the filter that made it.
 func (q *Reader) ListPayments(ctx context.Context, tenantID uuid.UUID, f domain.PaymentFilter, limit int, offset string) ([]domain.PaymentSnapshot, string, error) {
 	filter := fmt.Sprintf("%s,%s,%s", nilOrID(f.UserID), f.Status, nilOrID(f.MerchantID))
+	if !f.CreatedFrom.IsZero() || !f.CreatedBefore.IsZero() {
+		filter += fmt.Sprintf(",%d,%d", f.CreatedFrom.UnixNano(), f.CreatedBefore.UnixNano())
+	}
 	after, err := decodeMarker(offset, "payments", tenantID, filter)
 	if err != nil {
 		return nil, "", err
@@ -129,8 +133,10 @@ func (q *Reader) ListPayments(ctx context.Context, tenantID uuid.UUID, f domain.
 		WHERE tenant_id = $1 AND ($2::uuid IS NULL OR user_id = $2) AND ($3 = '' OR status = $3)
 			AND ($4::uuid IS NULL OR merchant_id = $4)
 			AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6))
+			AND ($8::timestamptz IS NULL OR created_at >= $8) AND ($9::timestamptz IS NULL OR created_at < $9)
 		ORDER BY created_at DESC, id DESC LIMIT $7`,
-		tenantID, nullID(f.UserID), f.Status, nullID(f.MerchantID), after.at, after.id, limit+1)
+		tenantID, nullID(f.UserID), f.Status, nullID(f.MerchantID), after.at, after.id, limit+1,
+		nullTime(f.CreatedFrom), nullTime(f.CreatedBefore))
 	if err != nil {
 		return nil, "", fmt.Errorf("list payments: %w", err)
 	}
@@ -218,4 +224,11 @@ func (q *Reader) ListWebhookAttempts(ctx context.Context, tenantID, paymentID uu
 		a.At = a.At.UTC()
 		return a, err
 	})
+}
+
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }

@@ -39,6 +39,8 @@ func (Projector) Project(b *pgx.Batch, recs []domain.Record) error {
 			projectMerchant(b, r, e)
 		case "payment":
 			projectPayment(b, r, e)
+		case "dashboard_user":
+			projectDashboardUser(b, r, e)
 		}
 		if ps := domain.PostingsOf(e); len(ps) > 0 {
 			projectPostings(b, r, ps)

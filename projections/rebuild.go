@@ -119,6 +119,7 @@ var Groups = []Group{
 	{Name: "merchants", Tables: []string{"merchants"}},
 	{Name: "payments", Tables: []string{"payments", "payment_documents", "payment_deadlines", "webhook_deliveries", "webhook_attempts"}},
 	{Name: "postings", Tables: []string{"ledger_postings"}},
+	{Name: "dashboard", Tables: []string{"dashboard_users", "dashboard_sessions"}},
 }
 
 // GroupNames lists the names Rebuild takes, "all" first.
@@ -1338,6 +1339,8 @@ var foldColumns = map[string][]string{
 	"webhook_deliveries": {"event_id", "tenant_id", "payment_id", "stream_version", "type", "occurred_at", "payment", "status", "attempts", "next_attempt_at"},
 	"webhook_attempts":   {"event_id", "attempt", "tenant_id", "payment_id", "type", "at", "status_code", "duration_ms", "error"},
 	"ledger_postings":    {"event_id", "line", "tenant_id", "recorded_at", "account", "currency", "side", "amount"},
+	"dashboard_users":    {"id", "tenant_id", "email", "password_hash", "setup_token_hash", "setup_expires_at", "version", "created_at", "updated_at"},
+	"dashboard_sessions": {"session_hash", "user_id", "tenant_id", "created_at", "expires_at", "revoked_at"},
 }
 
 // streamTypes are the stream types whose events write a group's tables
@@ -1345,6 +1348,7 @@ var foldColumns = map[string][]string{
 // postings, which any event may carry.
 var streamTypes = map[string][]string{
 	"tenants": {"tenant"}, "users": {"user"}, "merchants": {"merchant"}, "payments": {"payment"}, "postings": nil,
+	"dashboard": {"dashboard_user"},
 }
 
 // errUnfoldable makes the fold hand a stream to the projector.
@@ -1560,19 +1564,21 @@ type (
 
 // streamFold is the fold of the stream being read.
 type streamFold struct {
-	id         uuid.UUID
-	recs       []domain.Record // the stream's records, kept only until it proves foldable or not
-	bad        bool            // handed to the projector
-	tenant     *tenantRow
-	keys       []*apiKeyRow
-	user       *userRow
-	momo       []*momoRow
-	merchant   *merchantRow
-	payment    *paymentRow
-	deadline   *time.Time
-	deliveries []*deliveryRow
-	attempts   map[attemptKey]bool // webhook attempts seen; ON CONFLICT DO NOTHING
-	rows       map[string][][]any  // insert-only rows, written when the stream ends (nothing if it is handed over)
+	id           uuid.UUID
+	recs         []domain.Record // the stream's records, kept only until it proves foldable or not
+	bad          bool            // handed to the projector
+	tenant       *tenantRow
+	keys         []*apiKeyRow
+	user         *userRow
+	momo         []*momoRow
+	merchant     *merchantRow
+	payment      *paymentRow
+	deadline     *time.Time
+	deliveries   []*deliveryRow
+	attempts     map[attemptKey]bool // webhook attempts seen; ON CONFLICT DO NOTHING
+	dashUser     *dashboardUserRow
+	dashSessions []*dashboardSessionRow
+	rows         map[string][][]any // insert-only rows, written when the stream ends (nothing if it is handed over)
 }
 
 // folder folds the streams one bulk worker is given.
@@ -1657,6 +1663,7 @@ func (f *folder) endStream(ctx context.Context) error {
 			emit("webhook_deliveries", d.event, p.tenant, p.id, d.version, d.typ, d.occurred, d.payment, d.status, d.attempts, d.next)
 		}
 	}
+	s.emitDashboardUser(emit)
 	for table, rows := range s.rows {
 		if f.r.keep[table] {
 			f.out[table] = append(f.out[table], rows...)
@@ -1723,6 +1730,8 @@ func (f *folder) apply(s *streamFold, r domain.Record) error {
 		err = s.applyMerchant(r, e)
 	case "payment":
 		err = s.applyPayment(r, e)
+	case "dashboard_user":
+		err = s.applyDashboardUser(r, e)
 	}
 	if err != nil {
 		return err

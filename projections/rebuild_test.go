@@ -133,6 +133,21 @@ func (f *fixture) seedTenant(n int) world {
 	f.append(gone, domain.UserCreated{UserID: gone.ID, Email: fmt.Sprintf("bob%d@example.com", n), Name: "Bob", Role: domain.RoleNormal},
 		domain.UserDisabled{})
 
+	staff := domain.StreamRef{TenantID: w.tenant, Type: "dashboard_user", ID: uuid.Must(uuid.NewV7())}
+	f.append(staff, domain.DashboardUserCreated{UserID: staff.ID, Email: fmt.Sprintf("ops%d-%s@example.com", n, w.tenant),
+		SetupTokenHash: strings.Repeat("d", 63) + fmt.Sprint(n), SetupExpiresAt: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)},
+		domain.DashboardPasswordSet{PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA"},
+		domain.DashboardSignedIn{SessionHash: fmt.Sprintf("s1-%d-%s", n, w.tenant), ExpiresAt: time.Date(2026, 11, 25, 21, 0, 0, 0, time.UTC)},
+		domain.DashboardSignedIn{SessionHash: fmt.Sprintf("s2-%d-%s", n, w.tenant), ExpiresAt: time.Date(2026, 11, 25, 22, 0, 0, 0, time.UTC)},
+		domain.DashboardSignedOut{SessionHash: fmt.Sprintf("s1-%d-%s", n, w.tenant)},
+		domain.DashboardSetupLinkIssued{SetupTokenHash: strings.Repeat("f", 63) + fmt.Sprint(n),
+			SetupExpiresAt: time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)},
+		domain.DashboardSignedIn{SessionHash: fmt.Sprintf("s3-%d-%s", n, w.tenant), ExpiresAt: time.Date(2026, 11, 25, 23, 0, 0, 0, time.UTC)},
+		domain.DashboardPasswordSet{PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaDI"})
+	pending := domain.StreamRef{TenantID: w.tenant, Type: "dashboard_user", ID: uuid.Must(uuid.NewV7())}
+	f.append(pending, domain.DashboardUserCreated{UserID: pending.ID, Email: fmt.Sprintf("new%d-%s@example.com", n, w.tenant),
+		SetupTokenHash: strings.Repeat("e", 63) + fmt.Sprint(n), SetupExpiresAt: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)})
+
 	za := f.merchant(w.tenant, domain.CreateMerchant{Name: "Shop", Country: domain.CountrySouthAfrica, BankName: "Nedbank",
 		AccountNumber: "1234567890"})
 	f.merchant(w.tenant, domain.CreateMerchant{Name: "Wallet", Country: domain.CountryBTC, LNURL: "shop@example.com"})

@@ -83,3 +83,17 @@ func nullUUID(id uuid.UUID) *uuid.UUID {
 	}
 	return &id
 }
+
+// APIKeys lists a tenant's API keys, newest first.
+func (q *Reader) APIKeys(ctx context.Context, tenantID uuid.UUID) ([]domain.APIKeyItem, error) {
+	rows, err := q.pool.Query(ctx, `SELECT api_key, created_at, revoked_at FROM api_keys
+		WHERE tenant_id = $1 ORDER BY created_at DESC, api_key`, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.APIKeyItem, error) {
+		var k domain.APIKeyItem
+		err := row.Scan(&k.APIKey, &k.CreatedAt, &k.RevokedAt)
+		return k, err
+	})
+}

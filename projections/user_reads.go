@@ -2,7 +2,9 @@ package projections
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,12 +74,7 @@ func (q *Reader) ListUsers(ctx context.Context, tenantID uuid.UUID, status strin
 	if err != nil {
 		return nil, "", fmt.Errorf("list users: %w", err)
 	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.UserListItem, error) {
-		var u domain.UserListItem
-		err := row.Scan(&u.RecordID, &u.UserID, &u.Email, &u.Name, &u.Role, &u.Status, &u.CreatedAt, &u.UpdatedAt)
-		u.CreatedAt, u.UpdatedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC()
-		return u, err
-	})
+	items, err := pgx.CollectRows(rows, scanUserListItem)
 	if err != nil || len(items) <= limit {
 		return items, "", err
 	}
@@ -124,4 +121,39 @@ func decodeMarker(s, list string, tenantID uuid.UUID, filter string) (marker, er
 		return marker{}, errBadMarker
 	}
 	return marker{at: &at, id: id}, nil
+}
+
+// SearchUsers returns a page of a tenant's users whose email or name
+// contains query (case-insensitively; every user when empty), newest
+// first, and the next page's marker ("" on the last). Disabled users are
+// listed too: compliance staff look them up.
+func (q *Reader) SearchUsers(ctx context.Context, tenantID uuid.UUID, query string, limit int, offset string) ([]domain.UserListItem, string, error) {
+	sum := sha256.Sum256([]byte(query)) // the marker's filter: the query may hold any character
+	filter := hex.EncodeToString(sum[:8])
+	after, err := decodeMarker(offset, "user-search", tenantID, filter)
+	if err != nil {
+		return nil, "", err
+	}
+	pattern := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(query) + "%"
+	rows, err := q.pool.Query(ctx, `SELECT record_id, id, email, name, role, status, created_at, updated_at FROM users
+		WHERE tenant_id = $1 AND (email ILIKE $2 OR name ILIKE $2) AND ($3::timestamptz IS NULL OR (created_at, id) < ($3, $4))
+		ORDER BY created_at DESC, id DESC LIMIT $5`, tenantID, pattern, after.at, after.id, limit+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("search users: %w", err)
+	}
+	items, err := pgx.CollectRows(rows, scanUserListItem)
+	if err != nil || len(items) <= limit {
+		return items, "", err
+	}
+	last := items[limit-1]
+	return items[:limit], encodeMarker("user-search", tenantID, filter, last.CreatedAt, last.UserID), nil
+}
+
+// scanUserListItem reads the columns record_id, id, email, name, role,
+// status, created_at, updated_at.
+func scanUserListItem(row pgx.CollectableRow) (domain.UserListItem, error) {
+	var u domain.UserListItem
+	err := row.Scan(&u.RecordID, &u.UserID, &u.Email, &u.Name, &u.Role, &u.Status, &u.CreatedAt, &u.UpdatedAt)
+	u.CreatedAt, u.UpdatedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC()
+	return u, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/eventstore/testenv"
+	"github.com/ledger/ledger/projections"
 )
 
 // rebuildEnv runs ledgerctl commands on a database of the test's own.
@@ -112,7 +113,7 @@ func TestProjectionsRebuildCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.run("projections", "rebuild", "--json")), &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.ReadModels) != 5 || res.Events != 8 || res.Rows["users"] != 2 || res.SwapAttempts != 1 {
+	if len(res.ReadModels) != len(projections.Groups) || res.Events != 8 || res.Rows["users"] != 2 || res.SwapAttempts != 1 {
 		t.Errorf("rebuild all: %+v", res)
 	}
 	if got := e.rows("users"); !equalRows(got, users) {

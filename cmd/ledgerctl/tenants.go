@@ -2,10 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,19 +24,6 @@ type keyPair struct {
 	APISecret   string `json:"apiSecret"`
 }
 
-// newKeyPair makes a public key id and a 256-bit secret, and the secret's
-// SHA-256, which is all that is stored. A fast hash is enough here: the
-// secret is random, not a password, so it cannot be guessed from its hash.
-func newKeyPair() (apiKey, secret, secretHash string) {
-	id := make([]byte, 12)
-	rand.Read(id)
-	sec := make([]byte, 32)
-	rand.Read(sec)
-	secret = "lsk_" + base64.RawURLEncoding.EncodeToString(sec)
-	sum := sha256.Sum256([]byte(secret))
-	return "lk_" + hex.EncodeToString(id), secret, hex.EncodeToString(sum[:])
-}
-
 func tenantCreate(ctx context.Context, db *database, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("tenant create", flag.ContinueOnError)
 	name := fs.String("name", "", "the tenant's name")
@@ -48,7 +31,7 @@ func tenantCreate(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	apiKey, secret, secretHash := newKeyPair()
+	apiKey, secret, secretHash := eventstore.NewAPIKeyPair()
 	cmd := domain.CreateTenant{TenantID: uuid.Must(uuid.NewV7()), OwnerUserID: uuid.Must(uuid.NewV7()),
 		Name: *name, OwnerEmail: *email, APIKey: apiKey, SecretHash: secretHash}
 	tenantEvents, ownerEvents, err := domain.DecideCreateTenant(cmd)
@@ -75,7 +58,7 @@ func apikeyCreate(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err != nil {
 		return errors.New("--tenant must be a tenant id (UUID)")
 	}
-	apiKey, secret, secretHash := newKeyPair()
+	apiKey, secret, secretHash := eventstore.NewAPIKeyPair()
 	_, err = eventstore.Execute(ctx, db.store, tenantStream(tenantID), operator, domain.ApplyTenant,
 		func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideCreateAPIKey(t, apiKey, secretHash) })
 	if err != nil {

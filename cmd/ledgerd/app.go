@@ -19,6 +19,7 @@ import (
 
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/httpapi"
+	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers"
 	"github.com/ledger/ledger/workers/rails/payout"
@@ -43,6 +44,8 @@ type app struct {
 	relay   *eventstore.Relay
 	idem    *eventstore.Idempotency
 	api     *httpapi.Server
+	dash    *dashboard.Dashboard
+	handler http.Handler // the API, with the partner dashboard under /dashboard
 	workers *workers.Workers
 }
 
@@ -95,6 +98,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.store = eventstore.New(a.pool, projections.Projector{}, reg)
 	a.idem = eventstore.NewIdempotency(a.pool)
 	reader := projections.NewReader(a.pool)
+	uses := eventstore.NewAPIKeyUses(a.pool)
+	keys := eventstore.NewKeys(a.pool)
 	rails, err := newRails(cfg)
 	if err != nil {
 		return nil, err
@@ -121,11 +126,13 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
 		InsecureWebhooks: sandbox, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
 		BodyTimeout: cfg.BodyTimeout, BodyMinRate: cfg.BodyMinRate, WriteTimeout: writeTimeout},
-		httpapi.Deps{Log: log, Credentials: reader, Keys: eventstore.NewKeys(a.pool), Idempotency: a.idem,
+		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, APIKeyUses: uses}, Keys: keys, Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
 			CheckWebhookURL: checkHook, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready,
 			Unavailable: eventstore.Unavailable, Registry: reg})
+	a.dash = a.newDashboard(reader, pays, uses, httpapi.NewPresigner(keys, cfg.PublicURL, nil))
+	a.handler = withDashboard(a.api, a.dash)
 	return a, nil
 }
 
@@ -159,9 +166,10 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 	// No ReadTimeout: the API paces request bodies itself (LEDGER_BODY_TIMEOUT
 	// and LEDGER_BODY_MIN_RATE), which one fixed timeout cannot do for both
 	// small JSON bodies and 10 MiB uploads.
-	srv := &http.Server{Handler: a.api, ReadHeaderTimeout: a.cfg.ReadHeaderTimeout,
+	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: a.cfg.ReadHeaderTimeout,
 		WriteTimeout: writeTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	srv.RegisterOnShutdown(a.dash.Close)
 
 	errs := make(chan error, 3)
 	go func() {

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
+)
+
+func init() {
+	register("dashboard-user add", "dashboard-user add --tenant ID --email EMAIL [--public-url URL]",
+		"let someone into a tenant's dashboard; prints a one-time set-password link", dashboardUserAdd)
+	register("dashboard-user reset", "dashboard-user reset --email EMAIL [--public-url URL]",
+		"a new set-password link for a dashboard user (forgotten password, expired link)", dashboardUserReset)
+}
+
+// setupLinkTTL is how long a set-password link works.
+const setupLinkTTL = 72 * time.Hour
+
+// dashboardUser is what dashboard-user add prints.
+type dashboardUser struct {
+	TenantID        string `json:"tenantId"`
+	DashboardUserID string `json:"dashboardUserId"`
+	Email           string `json:"email"`
+	SetPasswordURL  string `json:"setPasswordUrl"`
+	ExpiresAt       string `json:"expiresAt"`
+}
+
+// dashboardUserAdd creates a dashboard user with a set-password link. The
+// link's token is random and shown once; only its SHA-256 is stored.
+func dashboardUserAdd(ctx context.Context, db *database, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("dashboard-user add", flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "the tenant's id")
+	email := fs.String("email", "", "the dashboard user's email")
+	publicURL := fs.String("public-url", publicURLDefault(), "ledgerd's public URL (default LEDGER_PUBLIC_URL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	tenantID, err := uuid.Parse(*tenant)
+	if err != nil {
+		return errors.New("--tenant must be a tenant id (UUID)")
+	}
+	if _, err := db.reader.OwnerUserID(ctx, tenantID); err != nil {
+		return fmt.Errorf("tenant %s: %w", tenantID, err)
+	}
+	token, tokenHash, expires := newSetupLink()
+	cmd := domain.CreateDashboardUser{UserID: uuid.Must(uuid.NewV7()), Email: *email,
+		SetupTokenHash: tokenHash, SetupExpiresAt: expires}
+	ref := domain.StreamRef{TenantID: tenantID, Type: "dashboard_user", ID: cmd.UserID}
+	u, err := eventstore.Execute(ctx, db.store, ref, operator, domain.ApplyDashboardUser,
+		func(u domain.DashboardUser) ([]domain.Event, error) { return domain.DecideCreateDashboardUser(u, cmd) })
+	if errors.Is(err, eventstore.ErrVersionConflict) || domain.ErrorKind(err) == domain.Conflict {
+		return fmt.Errorf("create dashboard user: %s already has a dashboard account", *email)
+	}
+	if err != nil {
+		return fmt.Errorf("create dashboard user: %w", err)
+	}
+	return printJSON(stdout, dashboardUser{TenantID: tenantID.String(), DashboardUserID: u.ID.String(), Email: u.Email,
+		SetPasswordURL: setupLinkURL(*publicURL, token), ExpiresAt: expires.Format(time.RFC3339Nano)})
+}
+
+// dashboardUserReset issues a new set-password link to an existing
+// dashboard user; the current password works until the link is used.
+func dashboardUserReset(ctx context.Context, db *database, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("dashboard-user reset", flag.ContinueOnError)
+	email := fs.String("email", "", "the dashboard user's email")
+	publicURL := fs.String("public-url", publicURLDefault(), "ledgerd's public URL (default LEDGER_PUBLIC_URL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	normalised, err := domain.NormaliseEmail(*email)
+	if err != nil {
+		return errors.New("--email must be an email address")
+	}
+	acct, err := db.reader.DashboardAccountByEmail(ctx, normalised)
+	if err != nil {
+		return fmt.Errorf("dashboard user %s: %w", normalised, err)
+	}
+	token, tokenHash, expires := newSetupLink()
+	ref := domain.StreamRef{TenantID: acct.TenantID, Type: "dashboard_user", ID: acct.ID}
+	_, err = eventstore.Execute(ctx, db.store, ref, operator, domain.ApplyDashboardUser,
+		func(u domain.DashboardUser) ([]domain.Event, error) {
+			return domain.DecideIssueDashboardSetupLink(u, tokenHash, expires)
+		})
+	if err != nil {
+		return fmt.Errorf("issue set-password link: %w", err)
+	}
+	return printJSON(stdout, dashboardUser{TenantID: acct.TenantID.String(), DashboardUserID: acct.ID.String(), Email: acct.Email,
+		SetPasswordURL: setupLinkURL(*publicURL, token), ExpiresAt: expires.Format(time.RFC3339Nano)})
+}
+
+// newSetupLink makes a set-password token (random, shown once), its
+// SHA-256 (all that is stored) and when it expires.
+func newSetupLink() (token, tokenHash string, expires time.Time) {
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	token = base64.RawURLEncoding.EncodeToString(raw)
+	sum := sha256.Sum256([]byte(token))
+	return token, hex.EncodeToString(sum[:]), time.Now().Add(setupLinkTTL).UTC().Truncate(time.Millisecond)
+}
+
+func setupLinkURL(publicURL, token string) string {
+	return strings.TrimRight(publicURL, "/") + "/dashboard/set-password?token=" + url.QueryEscape(token)
+}
+
+// publicURLDefault is ledgerd's default public URL, or LEDGER_PUBLIC_URL.
+func publicURLDefault() string {
+	if v := os.Getenv("LEDGER_PUBLIC_URL"); v != "" {
+		return v
+	}
+	return "http://127.0.0.1:8080"
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestDashboardUserAdd: the command prints a one-time link whose token is
+// stored only as its hash, with the operator as the event's actor; an
+// address already in use and an unknown tenant are refused.
+func TestDashboardUserAdd(t *testing.T) {
+	t.Parallel()
+	e := newRebuildEnv(t)
+	var tn keyPair
+	if err := json.Unmarshal([]byte(e.run("tenant", "create", "--name", "Acme", "--email", "owner@acme.test")), &tn); err != nil {
+		t.Fatal(err)
+	}
+	var u dashboardUser
+	out := e.run("dashboard-user", "add", "--tenant", tn.TenantID, "--email", " Ops@Acme.Test ", "--public-url", "https://ledger.example/")
+	if err := json.Unmarshal([]byte(out), &u); err != nil {
+		t.Fatal(err)
+	}
+	link, err := url.Parse(u.SetPasswordURL)
+	if err != nil || u.Email != "ops@acme.test" || link.Scheme+"://"+link.Host+link.Path != "https://ledger.example/dashboard/set-password" {
+		t.Fatalf("got %+v, want the normalised email and a set-password link on the public URL", u)
+	}
+	token := link.Query().Get("token")
+	sum := sha256.Sum256([]byte(token))
+	var stored, actor, data string
+	if err := e.pool.QueryRow(e.ctx, `SELECT u.setup_token_hash, ev.metadata->>'actor', ev.data::text
+		FROM dashboard_users u JOIN events ev ON ev.stream_id = u.id WHERE u.id = $1`, u.DashboardUserID).Scan(&stored, &actor, &data); err != nil {
+		t.Fatal(err)
+	}
+	if len(token) < 43 || stored != hex.EncodeToString(sum[:]) || strings.Contains(data, token) {
+		t.Errorf("token %q: got stored %q, want only its SHA-256 kept", token, stored)
+	}
+	if actor != operator.Actor {
+		t.Errorf("actor: got %q, want %q", actor, operator.Actor)
+	}
+	if _, err := e.try("dashboard-user", "add", "--tenant", tn.TenantID, "--email", "ops@acme.test"); err == nil ||
+		!strings.Contains(err.Error(), "already has a dashboard account") {
+		t.Errorf("the same address again: got %v, want refused", err)
+	}
+	if _, err := e.try("dashboard-user", "add", "--tenant", "01a211e0-0000-7000-8000-000000000000", "--email", "x@acme.test"); err == nil {
+		t.Errorf("an unknown tenant: got no error, want one")
+	}
+
+	var reset dashboardUser
+	if err := json.Unmarshal([]byte(e.run("dashboard-user", "reset", "--email", "OPS@acme.test")), &reset); err != nil {
+		t.Fatal(err)
+	}
+	if reset.DashboardUserID != u.DashboardUserID || reset.SetPasswordURL == u.SetPasswordURL {
+		t.Errorf("reset: got %+v, want a new link for the same user", reset)
+	}
+	if _, err := e.try("dashboard-user", "reset", "--email", "nobody@acme.test"); err == nil {
+		t.Errorf("reset of an unknown address: got no error, want one")
+	}
+}

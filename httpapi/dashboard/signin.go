@@ -1,0 +1,109 @@
+package dashboard
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// The lock-out: after lockoutFailures failed sign-ins of one address within
+// lockoutWindow, that address cannot sign in until the window has moved on,
+// whatever the password. It is counted per address whether or not an
+// account has it, so it does not reveal which addresses do.
+const (
+	lockoutFailures = 5
+	lockoutWindow   = 15 * time.Minute
+)
+
+const wrongCredentials = "Wrong email or password."
+
+type signInView struct {
+	Email, Error, Notice string
+}
+
+// signInPage is GET /dashboard/sign-in.
+func (d *Dashboard) signInPage(w http.ResponseWriter, r *http.Request) error {
+	var v signInView
+	switch {
+	case r.URL.Query().Has("password-set"):
+		v.Notice = "Your password is set. Sign in with it."
+	case r.URL.Query().Has("signed-out"):
+		v.Notice = "You have signed out."
+	}
+	d.render(w, r, http.StatusOK, "sign-in", "Sign in", v)
+	return nil
+}
+
+// signIn is POST /dashboard/sign-in: check the password, append
+// dashboard_user.signed_in with a new session's hash, set its cookie.
+func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
+	ctx, now := r.Context(), d.now()
+	password := r.PostFormValue("password")
+	refuse := func(status int, msg string) error {
+		d.render(w, r, status, "sign-in", "Sign in", signInView{Email: r.PostFormValue("email"), Error: msg})
+		return nil
+	}
+	email, err := domain.NormaliseEmail(r.PostFormValue("email"))
+	if err != nil {
+		return refuse(http.StatusUnauthorized, wrongCredentials)
+	}
+	failures, err := d.Accounts.SignInFailures(ctx, email, now.Add(-lockoutWindow))
+	if err != nil {
+		return err
+	}
+	if failures >= lockoutFailures {
+		return refuse(http.StatusTooManyRequests, "Too many failed sign-ins for this address. Wait 15 minutes, then try again.")
+	}
+	acct, err := d.Accounts.DashboardAccountByEmail(ctx, email)
+	if err != nil && domain.ErrorKind(err) != domain.NotFound {
+		return err
+	}
+	if acct.PasswordHash == "" {
+		checkPassword(dummyHash(), password) // the same time as a wrong password
+		return d.signInFailed(w, r, email, refuse)
+	}
+	if !checkPassword(acct.PasswordHash, password) {
+		return d.signInFailed(w, r, email, refuse)
+	}
+	session := randomToken()
+	meta := viewer{DashboardSession: domain.DashboardSession{UserID: acct.ID}}.metadata()
+	_, err = d.Accounts.ExecuteDashboardUser(ctx, dashboardUserStream(acct.TenantID, acct.ID), meta,
+		func(u domain.DashboardUser) ([]domain.Event, error) {
+			return domain.DecideDashboardSignIn(u, tokenHash(session), now.Add(d.cfg.SessionTTL).UTC().Truncate(time.Millisecond))
+		})
+	if err != nil {
+		return err
+	}
+	if err := d.Accounts.ClearSignInFailures(ctx, email); err != nil {
+		d.Log.Warn("clear sign-in failures", "err", err)
+	}
+	d.setCookie(w, sessionCookie, session, "/dashboard", d.cfg.SessionTTL)
+	d.renewCSRF(w) // a token planted before sign-in is worthless after it
+	http.Redirect(w, r, "/dashboard/payments", http.StatusSeeOther)
+	return nil
+}
+
+// signInFailed records a failure for the lock-out and shows the form again.
+func (d *Dashboard) signInFailed(w http.ResponseWriter, r *http.Request, email string, refuse func(int, string) error) error {
+	if err := d.Accounts.RecordSignInFailure(r.Context(), email, d.now()); err != nil {
+		return err
+	}
+	return refuse(http.StatusUnauthorized, wrongCredentials)
+}
+
+// signOut is POST /dashboard/sign-out: append dashboard_user.signed_out,
+// which closes the session server-side, and drop the cookie.
+func (d *Dashboard) signOut(w http.ResponseWriter, r *http.Request) error {
+	v := viewerFrom(r.Context())
+	_, err := d.Accounts.ExecuteDashboardUser(r.Context(), dashboardUserStream(v.TenantID, v.UserID), v.metadata(),
+		func(u domain.DashboardUser) ([]domain.Event, error) {
+			return domain.DecideDashboardSignOut(u, tokenHash(v.SessionID))
+		})
+	if err != nil {
+		return err
+	}
+	d.clearCookie(w, sessionCookie, "/dashboard")
+	http.Redirect(w, r, "/dashboard/sign-in?signed-out", http.StatusSeeOther)
+	return nil
+}
