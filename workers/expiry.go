@@ -47,7 +47,7 @@ func (w *Workers) expireDue(ctx context.Context) error {
 		return err
 	}
 	for _, d := range list {
-		p, err := w.payments.ExecutePayment(ctx, paymentRef(d.tenant, d.payment), workerMeta, func(p domain.Payment) ([]domain.Event, error) {
+		p, err := w.execute(ctx, d.tenant, d.payment, func(p domain.Payment) ([]domain.Event, error) {
 			return domain.DecideExpire(p, now)
 		})
 		if err != nil {

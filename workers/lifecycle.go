@@ -54,7 +54,7 @@ func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID
 	if err != nil {
 		return err
 	}
-	_, err = w.payments.ExecutePayment(ctx, paymentRef(tenantID, paymentID), workerMeta, func(p domain.Payment) ([]domain.Event, error) {
+	_, err = w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
 		return domain.DecideBeginPayout(p, domain.BeginPayout{Prices: prices, OTCFeeRate: w.cfg.OTCFeeRate, Now: w.now()})
 	})
 	return err
@@ -78,7 +78,7 @@ func (w *Workers) payOut(ctx context.Context, tenantID, paymentID uuid.UUID) err
 	if err != nil {
 		return fmt.Errorf("payout of %s: %w", p.ID, err)
 	}
-	_, err = w.payments.ExecutePayment(ctx, paymentRef(tenantID, paymentID), workerMeta, func(p domain.Payment) ([]domain.Event, error) {
+	_, err = w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
 		return domain.DecidePayoutResult(p, domain.PayoutResult{PayoutID: out.PayoutID, Rejected: out.Rejected,
 			Reason: out.Reason, Now: w.now()})
 	})

@@ -111,25 +111,20 @@ func (w *Workers) deliver(ctx context.Context, client *webhooks.Client, d delive
 	w.metrics.webhooks.WithLabelValues(map[bool]string{true: "delivered", false: "failed"}[a.Delivered]).Inc()
 	// The record competes with the lifecycle's appends to the same stream;
 	// losing a 2xx to a version conflict would send it again, so conflicts
-	// are retried here rather than left to the lease. So is a database that
-	// went away (a restart, a failover), for half the lease: past that,
-	// another process may claim the delivery, and it is sent again anyway.
+	// are decided again here (execute) rather than left to the lease. So is
+	// a database that went away (a restart, a failover), for half the lease:
+	// past that, another process may claim the delivery, and it is sent
+	// again anyway.
 	at := w.now()
-	for try := 0; ; try++ {
-		_, err = w.payments.ExecutePayment(ctx, paymentRef(d.tenantID, d.paymentID), workerMeta, func(p domain.Payment) ([]domain.Event, error) {
+	for {
+		_, err = w.execute(ctx, d.tenantID, d.paymentID, func(p domain.Payment) ([]domain.Event, error) {
 			return domain.DecideWebhookAttempt(p, domain.WebhookAttempt{EventID: d.eventID, Type: d.typ, Attempt: d.attempts + 1,
 				StatusCode: a.StatusCode, Duration: a.Duration, Err: a.Err, Delivered: a.Delivered, Now: at}, w.cfg.WebhookSchedule)
 		})
-		if err == nil || try >= 20 && domain.ErrorKind(err) == domain.Conflict {
+		if err == nil || !w.cfg.Unavailable(err) || w.now().Sub(at) >= leaseFor/2 {
 			break
 		}
-		if w.cfg.Unavailable(err) && w.now().Sub(at) < leaseFor/2 {
-			time.Sleep(500 * time.Millisecond)
-			continue
-		}
-		if domain.ErrorKind(err) != domain.Conflict {
-			break
-		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		w.log.Warn("webhooks: record attempt", "event", d.eventID, "err", err)

@@ -1,0 +1,32 @@
+package workers
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// conflictRetries is how many times a worker decides again, from fresh
+// state, when its append lost the race for the payment's stream version.
+// The workers' appends to one payment race each other (the lifecycle, the
+// webhook dispatcher recording attempts, expiry) and the API's; each loss
+// is a few milliseconds. Handing the message back to JetStream instead
+// would wait for its redelivery backoff (200 ms at least), which is what
+// a payment's latency would show.
+const conflictRetries = 20
+
+// execute runs decide on the payment's current state and appends what it
+// decides, deciding again after a version conflict, up to conflictRetries
+// times. Every decision is made on fresh state, so a retry never repeats
+// an effect: it decides nothing when another writer got there first.
+func (w *Workers) execute(ctx context.Context, tenantID, paymentID uuid.UUID,
+	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
+	for try := 0; ; try++ {
+		p, err := w.payments.ExecutePayment(ctx, paymentRef(tenantID, paymentID), workerMeta, decide)
+		if err == nil || domain.ErrorKind(err) != domain.Conflict || try >= conflictRetries || ctx.Err() != nil {
+			return p, err
+		}
+	}
+}
