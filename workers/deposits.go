@@ -1,0 +1,105 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/lightning"
+)
+
+// Invoices looks up Lightning deposit invoices at the node that made them
+// (lightning.LND in production).
+type Invoices interface {
+	LookupInvoice(ctx context.Context, paymentHash string) (lightning.InvoiceState, error)
+}
+
+// openInvoicesBatch bounds the invoices one poll looks up, soonest
+// deadline first; the rest wait for the next poll.
+const openInvoicesBatch = 500
+
+// runDeposits watches the open Lightning deposit invoices: every poll looks
+// up, at the node, the invoice of each Lightning-funded payment still
+// waiting for funds. Postgres says which invoices are open
+// (payment_deadlines, written with payment.created and cleared when the
+// payment leaves created), so an invoice settled while no process was
+// running is found at the first poll after a restart, and several
+// processes polling at once record a deposit once: the payment's stream
+// decides it (see settleInvoice).
+func (w *Workers) runDeposits(ctx context.Context) error {
+	t := time.NewTicker(w.cfg.InvoicePoll)
+	defer t.Stop()
+	for {
+		if err := w.pollInvoices(ctx); err != nil && ctx.Err() == nil {
+			w.log.Warn("deposits: poll", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+type openInvoice struct {
+	payment, tenant uuid.UUID
+	hash            string
+}
+
+// pollInvoices records the deposits of the open invoices that settled. It
+// stops at the first failed lookup: the node is likely down, and the next
+// poll asks again.
+func (w *Workers) pollInvoices(ctx context.Context) error {
+	rows, err := w.pool.Query(ctx, `SELECT d.payment_id, d.tenant_id, p.state->'lightningInvoice'->>'paymentHash'
+		FROM payment_deadlines d JOIN payments p ON p.id = d.payment_id
+		WHERE p.state->>'funding' = $1 AND p.state->'lightningInvoice'->>'paymentHash' IS NOT NULL
+		ORDER BY d.expires_at LIMIT $2`, domain.FundingLightning, openInvoicesBatch)
+	if err != nil {
+		return err
+	}
+	open, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (openInvoice, error) {
+		var o openInvoice
+		return o, r.Scan(&o.payment, &o.tenant, &o.hash)
+	})
+	if err != nil {
+		return err
+	}
+	for _, o := range open {
+		inv, err := w.cfg.Invoices.LookupInvoice(ctx, o.hash)
+		if err != nil {
+			return fmt.Errorf("invoice of payment %s: %w", o.payment, err)
+		}
+		if !inv.Settled() {
+			continue
+		}
+		if err := w.recordDeposit(ctx, o.tenant, o.payment, inv); err != nil {
+			w.log.Warn("deposits: record", "payment", o.payment, "err", err)
+		}
+	}
+	return nil
+}
+
+// recordDeposit records the deposit of a payment whose invoice settled. It
+// is dated when the invoice settled, not when it was seen, so one found
+// late (after a restart) is still inside the payment's validity. A
+// Lightning payment has one invoice, paid once: a payment that already took
+// funds, or left created, decides nothing, so two processes or two polls
+// record it once.
+func (w *Workers) recordDeposit(ctx context.Context, tenantID, paymentID uuid.UUID, inv lightning.InvoiceState) error {
+	at := inv.SettledAt
+	if at.IsZero() {
+		at = w.now()
+	}
+	_, err := w.payments.ExecutePayment(ctx, paymentRef(tenantID, paymentID), workerMeta, func(p domain.Payment) ([]domain.Event, error) {
+		if p.Status != domain.StatusCreated || p.AmountDeposited.IsPositive() {
+			return nil, nil
+		}
+		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: decimal.NewFromInt(inv.AmountPaidSats), Now: at})
+	})
+	return err
+}
