@@ -54,7 +54,6 @@ type config struct {
 	LNDInvoicePoll      time.Duration     // how often open deposit invoices are looked up
 	LNMaxFeeSats        int64             // a Lightning payout's routing fee limit: the larger of this
 	LNMaxFeePPM         int64             // and these millionths of the amount
-	LNURLAllowPrivate   bool              // tests only: LNURL-pay services over http and on private addresses
 	RateLimit           httpapi.RateLimit // per API key
 	TokenRateLimit      httpapi.RateLimit // per client IP on POST /token
 	ReadHeaderTimeout   time.Duration
@@ -192,15 +191,6 @@ var settings = []setting{
 		count(func(c *config) *int64 { return &c.LNMaxFeeSats })},
 	{"LEDGER_LN_MAX_FEE_PPM", "ln-max-fee-ppm", "5000", "production: a Lightning payout's routing fee limit in millionths of the amount, when above LEDGER_LN_MAX_FEE_SATS",
 		count(func(c *config) *int64 { return &c.LNMaxFeePPM })},
-	{"LEDGER_LNURL_ALLOW_PRIVATE", "lnurl-allow-private", "false", "tests only: allow Lightning payout recipients' LNURL-pay services over http and on private addresses",
-		func(c *config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("must be true or false")
-			}
-			c.LNURLAllowPrivate = b
-			return nil
-		}},
 	{"LEDGER_COLLECTION_ACCOUNTS", "collection-accounts", defaultCollectionAccounts,
 		"bank accounts that take deposits, per source currency", str(func(c *config) *string { return &c.CollectionAccounts })},
 	{"LEDGER_RATE_LIMIT", "rate-limit", "100/s,burst=200", "requests per API key and process, e.g. 100/s,burst=200; 0 disables",

@@ -132,13 +132,10 @@ func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool) payout.Rail {
 	if r.lnd == nil {
 		return payout.ByRail{}
 	}
-	// Recipients' LNURLs are user input: unless a test allows otherwise,
-	// only public addresses over https are reached.
-	dialer := &net.Dialer{Timeout: 10 * time.Second}
-	if !cfg.LNURLAllowPrivate {
-		dialer.Control = webhooks.DialPublicOnly
-	}
-	lnurl := &lightning.LNURLPay{AllowHTTP: cfg.LNURLAllowPrivate, Client: &http.Client{Transport: &http.Transport{
+	// Recipients' LNURLs are user input: only public addresses are reached,
+	// checked at connect time as webhooks are.
+	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: webhooks.DialPublicOnly}
+	lnurl := &lightning.LNURLPay{Client: &http.Client{Transport: &http.Transport{
 		Proxy: nil, DialContext: dialer.DialContext, ForceAttemptHTTP2: true}}}
 	fees := payout.FeeLimit{Sats: cfg.LNMaxFeeSats, PPM: cfg.LNMaxFeePPM}
 	return payout.ByRail{domain.PayoutLightning: payout.NewLightning(pool, lnurl, r.lnd, fees)}
