@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -67,6 +68,11 @@ func NewNode(t *testing.T) *Node {
 
 // URL is the node's REST base URL (https).
 func (n *Node) URL() string { return n.srv.URL }
+
+// CertPEM is the node's TLS certificate, as lnd's tls.cert file holds it.
+func (n *Node) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: n.srv.Certificate().Raw})
+}
 
 // Client trusts the node's certificate.
 func (n *Node) Client() *http.Client { return n.srv.Client() }
