@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -71,6 +72,13 @@ func (w *Workers) pollInvoices(ctx context.Context) error {
 	}
 	for _, o := range open {
 		inv, err := w.cfg.Invoices.LookupInvoice(ctx, o.hash)
+		var unknown *lightning.RejectedError
+		if errors.As(err, &unknown) {
+			// Not this node's invoice: it can never settle here, and must not
+			// hold up the others. The payment expires at its deadline.
+			w.log.Warn("deposits: invoice unknown to the node", "payment", o.payment, "err", err)
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("invoice of payment %s: %w", o.payment, err)
 		}

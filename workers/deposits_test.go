@@ -3,6 +3,7 @@ package workers
 import (
 	"bytes"
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +33,15 @@ func (e env) lightningPayment(t *testing.T, node *lightning.LND) domain.PaymentS
 	})
 }
 
+// strangerPayment creates a payment whose invoice the node never made (an
+// earlier node's, say): its lookups are refused.
+func (e env) strangerPayment(t *testing.T) domain.PaymentSnapshot {
+	t.Helper()
+	return e.created(t, uuid.Must(uuid.NewV7()), func(sats int64) domain.LightningInvoice {
+		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", PaymentHash: strings.Repeat("ab", 32), AmountSats: sats}
+	})
+}
+
 func (e env) watchingWorkers(node *lightning.LND) *Workers {
 	w := e.workers(payout.NewSandbox(e.pool, 0))
 	w.cfg.Invoices, w.cfg.InvoicePoll = node, 20*time.Millisecond
@@ -54,12 +64,14 @@ func checkDepositedOnce(t *testing.T, p domain.PaymentSnapshot) {
 
 // TestLightningDepositOnceWithTwoWatchers: two processes watch the open
 // invoices; a settled invoice moves its payment to deposited once, and the
-// lifecycle then pays it out as usual.
+// lifecycle then pays it out as usual. An invoice the node does not know
+// (the first to be looked up) holds up none of the others.
 func TestLightningDepositOnceWithTwoWatchers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	fake := lndtest.NewNode(t)
 	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	e.strangerPayment(t)
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for range 2 {
@@ -121,15 +133,16 @@ func TestLightningDepositFoundAfterRestart(t *testing.T) {
 	stop()
 	<-done
 
-	paid, unpaid := e.lightningPayment(t, node), e.lightningPayment(t, node)
+	paid, unpaid, stranger := e.lightningPayment(t, node), e.lightningPayment(t, node), e.strangerPayment(t)
 	fake.Settle(paid.LightningInvoice.PaymentHash, paid.ExpiresAt.Add(-time.Second))
 	w := e.watchingWorkers(node)
-	w.now = func() time.Time { return unpaid.ExpiresAt.Add(time.Minute) }
+	w.now = func() time.Time { return stranger.ExpiresAt.Add(time.Minute) }
 	if err := w.expireDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	checkDepositedOnce(t, e.waitStatus(t, paid.ID, domain.StatusDeposited))
 	e.waitStatus(t, unpaid.ID, domain.StatusExpired)
+	e.waitStatus(t, stranger.ID, domain.StatusExpired)
 }
 
 // TestLightningDepositWaitsForTheNode: while the node cannot answer, an

@@ -2,11 +2,13 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/lightning"
 )
 
 // runExpiry is the durable expiry timer: payment_deadlines is written with
@@ -73,12 +75,18 @@ func (w *Workers) expireDue(ctx context.Context) error {
 // paidBeforeExpiry reports whether d's Lightning invoice settled, recording
 // the deposit if so: a payer who paid just before the deadline, or while
 // no process watched, must not see the payment expire. Without an answer
-// from the node (an error) the payment is not expired this round.
+// from the node (an error) the payment is not expired this round; an
+// invoice the node does not know can never be paid, so it does not hold
+// the expiry.
 func (w *Workers) paidBeforeExpiry(ctx context.Context, d openInvoice) (bool, error) {
 	if w.cfg.Invoices == nil || d.hash == "" {
 		return false, nil
 	}
 	inv, err := w.cfg.Invoices.LookupInvoice(ctx, d.hash)
+	var unknown *lightning.RejectedError
+	if errors.As(err, &unknown) {
+		return false, nil
+	}
 	if err != nil || !inv.Settled() {
 		return false, err
 	}

@@ -26,8 +26,9 @@ type InvoiceState struct {
 func (s InvoiceState) Settled() bool { return s.State == "SETTLED" }
 
 // LookupInvoice returns the state of the invoice with paymentHash (lowercase
-// hex), as GET /v1/invoice/{r_hash_str}. An invoice LND does not know is
-// an error, not a state: it is ours, made by CreateInvoice.
+// hex), as GET /v1/invoice/{r_hash_str}. An invoice this node does not know
+// (made by another node, or a malformed hash) is a *RejectedError: asking
+// again will not find it, and it cannot be paid to this node.
 func (n *LND) LookupInvoice(ctx context.Context, paymentHash string) (InvoiceState, error) {
 	const op = "lnd lookup invoice"
 	if b, err := hex.DecodeString(paymentHash); err != nil || len(b) != 32 {
@@ -35,7 +36,7 @@ func (n *LND) LookupInvoice(ctx context.Context, paymentHash string) (InvoiceSta
 	}
 	var inv lndInvoice
 	if err := n.call(ctx, op, http.MethodGet, "/v1/invoice/"+paymentHash, nil, &inv); err != nil {
-		return InvoiceState{}, fmt.Errorf("%s: %w", op, err)
+		return InvoiceState{}, classify(op, err)
 	}
 	s := InvoiceState{State: inv.State}
 	if !s.Settled() {
