@@ -315,6 +315,9 @@ func (c *config) validate() error {
 	if !c.webhookPrivateSet {
 		c.WebhookAllowPrivate = c.Mode == "sandbox"
 	}
+	if c.LNMaxFeePPM > 1_000_000 {
+		return fmt.Errorf("LEDGER_LN_MAX_FEE_PPM must be at most 1000000 (the whole amount), not %d", c.LNMaxFeePPM)
+	}
 	if _, err := parseCollectionAccounts(c.CollectionAccounts); err != nil {
 		return err
 	}

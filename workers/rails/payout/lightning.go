@@ -34,8 +34,11 @@ type FeeLimit struct {
 	PPM  int64
 }
 
+// of is the limit for a payout of amountSats, the PPM part rounded up. The
+// amount is split so the product stays within int64 (PPM is at most 10^6).
 func (f FeeLimit) of(amountSats int64) int64 {
-	return max(f.Sats, (amountSats*f.PPM+999_999)/1_000_000)
+	whole, rest := amountSats/1_000_000, amountSats%1_000_000
+	return max(f.Sats, whole*f.PPM+(rest*f.PPM+999_999)/1_000_000)
 }
 
 // minValidity is how long a recipient's invoice must still be payable when

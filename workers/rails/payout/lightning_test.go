@@ -230,7 +230,8 @@ func TestByRail(t *testing.T) {
 func TestFeeLimit(t *testing.T) {
 	t.Parallel()
 	f := FeeLimit{Sats: 10, PPM: 5000}
-	for amount, want := range map[int64]int64{1_000: 10, 2_000: 10, 2_001: 11, 1_000_000: 5000} {
+	for amount, want := range map[int64]int64{1_000: 10, 2_000: 10, 2_001: 11, 1_000_000: 5000, 1_000_001: 5001,
+		2_100_000_000_000_000: 10_500_000_000_000} {
 		if got := f.of(amount); got != want {
 			t.Errorf("fee limit of %d sats: got %d, want %d", amount, got, want)
 		}
