@@ -31,7 +31,7 @@ var Macaroon = []byte("lndtest macaroon")
 // the one that verifies signatures, and this fake does not.
 var nodeKey = secp256k1.PrivKeyFromBytes(func() []byte { h := sha256.Sum256([]byte("lndtest node")); return h[:] }())
 
-// Node is a fake LND. Payouts succeed unless Fail names a failure reason.
+// Node is a fake LND. Payments succeed unless FailPayments says otherwise.
 type Node struct {
 	t   *testing.T
 	srv *httptest.Server
@@ -44,7 +44,6 @@ type Node struct {
 	payments  map[[32]byte]string   // status of each payment we sent, by hash
 	preimages map[[32]byte][32]byte // what the payees' nodes know, to settle our payments
 	sends     int                   // POST /v2/router/send calls
-	lookups   map[string]int        // GET calls, by path prefix
 }
 
 type invoice struct {
@@ -60,7 +59,7 @@ type invoice struct {
 // NewNode starts a fake node for the test's lifetime.
 func NewNode(t *testing.T) *Node {
 	n := &Node{t: t, invoices: map[[32]byte]*invoice{}, payments: map[[32]byte]string{},
-		preimages: map[[32]byte][32]byte{}, lookups: map[string]int{}}
+		preimages: map[[32]byte][32]byte{}}
 	n.srv = httptest.NewTLSServer(n)
 	t.Cleanup(n.srv.Close)
 	return n
@@ -123,19 +122,6 @@ func (n *Node) Payments() int {
 	return c
 }
 
-// Lookups counts the GET requests whose path starts with prefix.
-func (n *Node) Lookups(prefix string) int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	c := 0
-	for p, k := range n.lookups {
-		if strings.HasPrefix(p, prefix) {
-			c += k
-		}
-	}
-	return c
-}
-
 func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Grpc-Metadata-macaroon") != hex.EncodeToString(Macaroon) {
 		grpcError(w, http.StatusInternalServerError, "verification failed: signature mismatch after caveat verification")
@@ -143,9 +129,6 @@ func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	n.mu.Lock()
 	down := n.down
-	if r.Method == http.MethodGet {
-		n.lookups[r.URL.Path]++
-	}
 	n.mu.Unlock()
 	switch {
 	case down:
