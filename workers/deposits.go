@@ -20,9 +20,9 @@ type Invoices interface {
 	LookupInvoice(ctx context.Context, paymentHash string) (lightning.InvoiceState, error)
 }
 
-// openInvoicesBatch bounds the invoices one poll looks up, soonest
-// deadline first; the rest wait for the next poll.
-const openInvoicesBatch = 500
+// openInvoicesPage is how many open invoices one query reads; a poll reads
+// them all, page by page, so none waits behind others for its turn.
+const openInvoicesPage = 500
 
 // runDeposits watches the open Lightning deposit invoices: every poll looks
 // up, at the node, the invoice of each Lightning-funded payment still
@@ -31,7 +31,7 @@ const openInvoicesBatch = 500
 // payment leaves created), so an invoice settled while no process was
 // running is found at the first poll after a restart, and several
 // processes polling at once record a deposit once: the payment's stream
-// decides it (see settleInvoice).
+// decides it (see recordDeposit).
 func (w *Workers) runDeposits(ctx context.Context) error {
 	t := time.NewTicker(w.cfg.InvoicePoll)
 	defer t.Stop()
@@ -47,6 +47,8 @@ func (w *Workers) runDeposits(ctx context.Context) error {
 	}
 }
 
+// openInvoice is a payment still waiting for funds and the hash of its
+// deposit invoice ("" for a payment not funded by Lightning).
 type openInvoice struct {
 	payment, tenant uuid.UUID
 	hash            string
@@ -56,40 +58,48 @@ type openInvoice struct {
 // stops at the first failed lookup: the node is likely down, and the next
 // poll asks again.
 func (w *Workers) pollInvoices(ctx context.Context) error {
+	var after uuid.UUID // keyset paging by payment id
+	for {
+		page, err := w.openInvoices(ctx, after)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		for _, o := range page {
+			inv, err := w.cfg.Invoices.LookupInvoice(ctx, o.hash)
+			var unknown *lightning.RejectedError
+			if errors.As(err, &unknown) {
+				// Not this node's invoice: it can never settle here, and must
+				// not hold up the others. The payment expires at its deadline.
+				w.log.Warn("deposits: invoice unknown to the node", "payment", o.payment, "err", err)
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("invoice of payment %s: %w", o.payment, err)
+			}
+			if !inv.Settled() {
+				continue
+			}
+			if err := w.recordDeposit(ctx, o.tenant, o.payment, inv); err != nil {
+				w.log.Warn("deposits: record", "payment", o.payment, "err", err)
+			}
+		}
+		after = page[len(page)-1].payment
+	}
+}
+
+// openInvoices reads a page of the open deposit invoices, after a payment id.
+func (w *Workers) openInvoices(ctx context.Context, after uuid.UUID) ([]openInvoice, error) {
 	rows, err := w.pool.Query(ctx, `SELECT d.payment_id, d.tenant_id, p.state->'lightningInvoice'->>'paymentHash'
 		FROM payment_deadlines d JOIN payments p ON p.id = d.payment_id
-		WHERE p.state->>'funding' = $1 AND p.state->'lightningInvoice'->>'paymentHash' IS NOT NULL
-		ORDER BY d.expires_at LIMIT $2`, domain.FundingLightning, openInvoicesBatch)
+		WHERE d.payment_id > $1 AND p.state->>'funding' = $2 AND p.state->'lightningInvoice'->>'paymentHash' IS NOT NULL
+		ORDER BY d.payment_id LIMIT $3`, after, domain.FundingLightning, openInvoicesPage)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	open, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (openInvoice, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (openInvoice, error) {
 		var o openInvoice
 		return o, r.Scan(&o.payment, &o.tenant, &o.hash)
 	})
-	if err != nil {
-		return err
-	}
-	for _, o := range open {
-		inv, err := w.cfg.Invoices.LookupInvoice(ctx, o.hash)
-		var unknown *lightning.RejectedError
-		if errors.As(err, &unknown) {
-			// Not this node's invoice: it can never settle here, and must not
-			// hold up the others. The payment expires at its deadline.
-			w.log.Warn("deposits: invoice unknown to the node", "payment", o.payment, "err", err)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("invoice of payment %s: %w", o.payment, err)
-		}
-		if !inv.Settled() {
-			continue
-		}
-		if err := w.recordDeposit(ctx, o.tenant, o.payment, inv); err != nil {
-			w.log.Warn("deposits: record", "payment", o.payment, "err", err)
-		}
-	}
-	return nil
 }
 
 // recordDeposit records the deposit of a payment whose invoice settled. It
