@@ -2,17 +2,20 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/lightning"
 )
 
 // runExpiry is the durable expiry timer: payment_deadlines is written with
 // payment.created and cleared when the payment leaves created, so after a
-// restart every overdue payment is found at the first poll. Several
+// restart every overdue payment is found at the first poll. A payment
+// whose Lightning invoice is watched is expired only once the node says
+// the invoice was not settled (see paidBeforeExpiry). Several
 // processes may pick the same payment: the domain expires it once (the
 // second decision sees it expired and decides nothing).
 func (w *Workers) runExpiry(ctx context.Context) error {
@@ -33,20 +36,26 @@ func (w *Workers) runExpiry(ctx context.Context) error {
 // expireDue expires the payments whose deadline has passed.
 func (w *Workers) expireDue(ctx context.Context) error {
 	now := w.now()
-	rows, err := w.pool.Query(ctx, `SELECT payment_id, tenant_id FROM payment_deadlines
-		WHERE expires_at <= $1 ORDER BY expires_at LIMIT 200`, now)
+	rows, err := w.pool.Query(ctx, `SELECT d.payment_id, d.tenant_id, coalesce(p.state->'lightningInvoice'->>'paymentHash', '')
+		FROM payment_deadlines d LEFT JOIN payments p ON p.id = d.payment_id
+		WHERE d.expires_at <= $1 ORDER BY d.expires_at LIMIT 200`, now)
 	if err != nil {
 		return err
 	}
-	type due struct{ payment, tenant uuid.UUID }
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
-		var d due
-		return d, r.Scan(&d.payment, &d.tenant)
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (openInvoice, error) {
+		var d openInvoice
+		return d, r.Scan(&d.payment, &d.tenant, &d.hash)
 	})
 	if err != nil {
 		return err
 	}
 	for _, d := range list {
+		if paid, err := w.paidBeforeExpiry(ctx, d); paid || err != nil {
+			if err != nil {
+				w.log.Warn("expiry: check invoice", "payment", d.payment, "err", err)
+			}
+			continue
+		}
 		p, err := w.execute(ctx, d.tenant, d.payment, func(p domain.Payment) ([]domain.Event, error) {
 			return domain.DecideExpire(p, now)
 		})
@@ -61,4 +70,25 @@ func (w *Workers) expireDue(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// paidBeforeExpiry reports whether d's Lightning invoice settled, recording
+// the deposit if so: a payer who paid just before the deadline, or while
+// no process watched, must not see the payment expire. Without an answer
+// from the node (an error) the payment is not expired this round; an
+// invoice the node does not know can never be paid, so it does not hold
+// the expiry.
+func (w *Workers) paidBeforeExpiry(ctx context.Context, d openInvoice) (bool, error) {
+	if w.cfg.Invoices == nil || d.hash == "" {
+		return false, nil
+	}
+	inv, err := w.cfg.Invoices.LookupInvoice(ctx, d.hash)
+	var unknown *lightning.RejectedError
+	if errors.As(err, &unknown) {
+		return false, nil
+	}
+	if err != nil || !inv.Settled() {
+		return false, err
+	}
+	return true, w.recordDeposit(ctx, d.tenant, d.payment, inv)
 }

@@ -109,6 +109,24 @@ func newEnv(t *testing.T) env {
 // deposited appends a funded Lightning payment of 1500 ZAR.
 func (e env) deposited(t *testing.T) uuid.UUID {
 	t.Helper()
+	id := uuid.Must(uuid.NewV7())
+	e.created(t, id, func(sats int64) domain.LightningInvoice {
+		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
+	})
+	_, err := e.payments.ExecutePayment(context.Background(), paymentRef(e.tenant, id), domain.Metadata{},
+		func(p domain.Payment) ([]domain.Event, error) {
+			return domain.DecideDeposit(p, domain.RecordDeposit{Amount: p.Outstanding(), Now: time.Now()})
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// created appends Lightning payment id of 1500 ZAR, funded by the invoice
+// that invoice makes for the sats due.
+func (e env) created(t *testing.T, id uuid.UUID, invoice func(sats int64) domain.LightningInvoice) domain.PaymentSnapshot {
+	t.Helper()
 	m := domain.Merchant{ID: uuid.New(), Name: "Shop", Country: domain.CountrySouthAfrica, Currency: "ZAR",
 		PayoutMethod: domain.PayoutBank, BankName: "Nedbank", AccountNumber: "1234567890"}
 	o, err := domain.ValidatePaymentRequest(domain.PaymentRequest{MerchantID: m.ID.String(), Amount: json.RawMessage("1500"),
@@ -125,24 +143,16 @@ func (e env) deposited(t *testing.T) uuid.UUID {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := uuid.Must(uuid.NewV7())
-	ref := paymentRef(e.tenant, id)
-	ctx := context.Background()
-	_, err = e.payments.ExecutePayment(ctx, ref, domain.Metadata{}, func(p domain.Payment) ([]domain.Event, error) {
-		return domain.DecideCreatePayment(p, domain.CreatePayment{PaymentID: id, UserID: uuid.New(), Plan: plan, Quote: q,
-			Funding: domain.PaymentFunding{Invoice: &domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: q.AmountSats}},
-			Now:     time.Now()})
-	})
+	inv := invoice(q.AmountSats)
+	p, err := e.payments.ExecutePayment(context.Background(), paymentRef(e.tenant, id), domain.Metadata{},
+		func(p domain.Payment) ([]domain.Event, error) {
+			return domain.DecideCreatePayment(p, domain.CreatePayment{PaymentID: id, UserID: uuid.New(), Plan: plan, Quote: q,
+				Funding: domain.PaymentFunding{Invoice: &inv}, Now: time.Now()})
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.payments.ExecutePayment(ctx, ref, domain.Metadata{}, func(p domain.Payment) ([]domain.Event, error) {
-		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: p.Outstanding(), Now: time.Now()})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return p
 }
 
 func (e env) workers(rail payout.Rail) *Workers {

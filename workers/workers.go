@@ -42,13 +42,18 @@ type Config struct {
 	WebhookPrivate  bool            // allow loopback and private webhook targets (sandbox)
 	// RenderPayment writes the Payment as the API returns it: a webhook's data.
 	RenderPayment func(domain.PaymentSnapshot) ([]byte, error)
+	// Invoices is the Lightning node that made the deposit invoices; nil
+	// (sandbox) watches none: deposits arrive through the sandbox API.
+	Invoices    Invoices
+	InvoicePoll time.Duration // how often open deposit invoices are looked up (LEDGER_LND_INVOICE_POLL)
 	// Unavailable says an error means the database could not be reached;
 	// the dispatcher keeps trying to record an attempt through such errors.
 	Unavailable func(error) bool
 }
 
-// Workers are the lifecycle consumer, the expiry timer and the webhook
-// dispatcher of one ledgerd process; several processes share the work.
+// Workers are the lifecycle consumer, the expiry timer, the webhook
+// dispatcher and, with a Lightning node, the deposit invoice watcher of one
+// ledgerd process; several processes share the work.
 type Workers struct {
 	cfg      Config
 	pool     *pgxpool.Pool
@@ -70,6 +75,9 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	if cfg.WebhookPoll <= 0 {
 		cfg.WebhookPoll = 20 * time.Millisecond
 	}
+	if cfg.InvoicePoll <= 0 {
+		cfg.InvoicePoll = 2 * time.Second
+	}
 	if cfg.WebhookTimeout <= 0 {
 		cfg.WebhookTimeout = 10 * time.Second
 	}
@@ -89,6 +97,9 @@ func (w *Workers) Run(ctx context.Context) error {
 	g.Go(func() error { return w.lifecycle().run(ctx, w.js) })
 	g.Go(func() error { return w.runExpiry(ctx) })
 	g.Go(func() error { return w.runWebhooks(ctx) })
+	if w.cfg.Invoices != nil {
+		g.Go(func() error { return w.runDeposits(ctx) })
+	}
 	return g.Wait()
 }
 

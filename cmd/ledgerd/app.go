@@ -106,7 +106,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 	sandbox := cfg.Mode == "sandbox"
 	pays := payments{Reader: reader, store: a.store}
-	var rail payout.Rail = noRail{}
+	rail := rails.payoutRail(cfg, a.pool)
 	var sandboxBooks httpapi.SandboxPayouts
 	if sandbox {
 		s := payout.NewSandbox(a.pool, cfg.SandboxPayoutDelay)
@@ -120,7 +120,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
 		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, WebhookSchedule: cfg.WebhookRetry,
-		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON, Unavailable: eventstore.Unavailable},
+		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON, Unavailable: eventstore.Unavailable,
+		Invoices: rails.invoices(), InvoicePoll: cfg.LNDInvoicePoll},
 		a.pool, js, pays, rails, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,

@@ -51,6 +51,9 @@ type config struct {
 	LNDMacaroonFile     string
 	LNDTLSCertFile      string
 	LNDPreimageKeyFile  string
+	LNDInvoicePoll      time.Duration     // how often open deposit invoices are looked up
+	LNMaxFeeSats        int64             // a Lightning payout's routing fee limit: the larger of this
+	LNMaxFeePPM         int64             // and these millionths of the amount
 	RateLimit           httpapi.RateLimit // per API key
 	TokenRateLimit      httpapi.RateLimit // per client IP on POST /token
 	ReadHeaderTimeout   time.Duration
@@ -75,6 +78,17 @@ func dur(p func(*config) *time.Duration) func(*config, string) error {
 			return fmt.Errorf("must be a positive duration such as 1h")
 		}
 		*p(c) = d
+		return nil
+	}
+}
+
+func count(p func(*config) *int64) func(*config, string) error {
+	return func(c *config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("must be a whole number, 0 or more")
+		}
+		*p(c) = n
 		return nil
 	}
 }
@@ -164,13 +178,19 @@ var settings = []setting{
 			return nil
 		}},
 	{"LEDGER_EXPIRY_POLL", "expiry-poll", "1s", "how often overdue payments are looked for", dur(func(c *config) *time.Duration { return &c.ExpiryPoll })},
-	{"LEDGER_LND_URL", "lnd-url", "", "production: LND REST API for deposit invoices (https://host:8080)",
+	{"LEDGER_LND_URL", "lnd-url", "", "production: LND REST API for deposit invoices and Lightning payouts (https://host:8080)",
 		str(func(c *config) *string { return &c.LNDURL })},
 	{"LEDGER_LND_MACAROON_FILE", "lnd-macaroon-file", "", "production: LND macaroon (invoices:read invoices:write offchain:read offchain:write)",
 		str(func(c *config) *string { return &c.LNDMacaroonFile })},
 	{"LEDGER_LND_TLS_CERT_FILE", "lnd-tls-cert-file", "", "production: LND's tls.cert", str(func(c *config) *string { return &c.LNDTLSCertFile })},
 	{"LEDGER_LND_PREIMAGE_KEY_FILE", "lnd-preimage-key-file", "", "production: secret of at least 32 bytes deriving invoice preimages",
 		str(func(c *config) *string { return &c.LNDPreimageKeyFile })},
+	{"LEDGER_LND_INVOICE_POLL", "lnd-invoice-poll", "2s", "production: how often each process looks up the open deposit invoices at LND",
+		dur(func(c *config) *time.Duration { return &c.LNDInvoicePoll })},
+	{"LEDGER_LN_MAX_FEE_SATS", "ln-max-fee-sats", "10", "production: a Lightning payout's routing fee limit in sats, unless LEDGER_LN_MAX_FEE_PPM of the amount is more",
+		count(func(c *config) *int64 { return &c.LNMaxFeeSats })},
+	{"LEDGER_LN_MAX_FEE_PPM", "ln-max-fee-ppm", "5000", "production: a Lightning payout's routing fee limit in millionths of the amount, when above LEDGER_LN_MAX_FEE_SATS",
+		count(func(c *config) *int64 { return &c.LNMaxFeePPM })},
 	{"LEDGER_COLLECTION_ACCOUNTS", "collection-accounts", defaultCollectionAccounts,
 		"bank accounts that take deposits, per source currency", str(func(c *config) *string { return &c.CollectionAccounts })},
 	{"LEDGER_RATE_LIMIT", "rate-limit", "100/s,burst=200", "requests per API key and process, e.g. 100/s,burst=200; 0 disables",
@@ -294,6 +314,9 @@ func (c *config) validate() error {
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if !c.webhookPrivateSet {
 		c.WebhookAllowPrivate = c.Mode == "sandbox"
+	}
+	if c.LNMaxFeePPM > 1_000_000 {
+		return fmt.Errorf("LEDGER_LN_MAX_FEE_PPM must be at most 1000000 (the whole amount), not %d", c.LNMaxFeePPM)
 	}
 	if _, err := parseCollectionAccounts(c.CollectionAccounts); err != nil {
 		return err

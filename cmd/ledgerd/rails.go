@@ -6,28 +6,34 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"time"
 	_ "time/tzdata" // Africa/Johannesburg on machines without a zone database
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/httpapi"
+	"github.com/ledger/ledger/workers"
 	"github.com/ledger/ledger/workers/rails/ethereum"
 	"github.com/ledger/ledger/workers/rails/lightning"
 	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/rails/prices"
+	"github.com/ledger/ledger/workers/webhooks"
 )
 
 // rails plugs the rail adapters into httpapi.Rails: sandbox ones in sandbox
 // mode; in production the CoinGecko price feed and, when LEDGER_LND_URL is
-// set, an LND node for deposit invoices. USDT custody has no production
-// adapter: those payments answer 503 rail_unavailable in production.
+// set, an LND node for deposit invoices, their settlement and Lightning
+// payouts. USDT custody has no production adapter: those payments answer
+// 503 rail_unavailable in production.
 type rails struct {
 	prices      prices.Source
 	node        lightning.Node
+	lnd         *lightning.LND // production with LEDGER_LND_URL; nil otherwise
 	deposits    ethereum.Deposits
 	collections map[string]domain.CollectionAccount
 }
@@ -60,7 +66,7 @@ func newRails(cfg config) (*rails, error) {
 			if err != nil {
 				return nil, err
 			}
-			r.node = node
+			r.node, r.lnd = node, node
 		}
 		return r, nil
 	}
@@ -108,13 +114,31 @@ func (r *rails) CollectionAccount(currency string) (domain.CollectionAccount, bo
 	return a, ok
 }
 
-// noRail is the payout rail of production mode until a bank, mobile-money
-// and Lightning payout adapter is configured: payouts wait (retried, then
-// parked as dead letters) instead of pretending.
-type noRail struct{}
+// invoices is the node the workers ask whether deposit invoices settled:
+// LND in production, none in sandbox (deposits come through the sandbox API).
+func (r *rails) invoices() workers.Invoices {
+	if r.lnd == nil {
+		return nil // an untyped nil: a nil *LND in the interface would look configured
+	}
+	return r.lnd
+}
 
-func (noRail) Payout(context.Context, payout.Request) (payout.Outcome, error) {
-	return payout.Outcome{}, payout.ErrNoRail
+// payoutRail is production's payout rail: Lightning recipients are paid
+// through LND when it is configured. Bank and mobile-money payouts have no
+// production adapter, nor does Lightning without LND: those payouts answer
+// payout.ErrNoRail and wait (retried, then parked as dead letters) instead
+// of pretending.
+func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool) payout.Rail {
+	if r.lnd == nil {
+		return payout.ByRail{}
+	}
+	// Recipients' LNURLs are user input: only public addresses are reached,
+	// checked at connect time as webhooks are.
+	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: webhooks.DialPublicOnly}
+	lnurl := &lightning.LNURLPay{Client: &http.Client{Transport: &http.Transport{
+		Proxy: nil, DialContext: dialer.DialContext, ForceAttemptHTTP2: true}}}
+	fees := payout.FeeLimit{Sats: cfg.LNMaxFeeSats, PPM: cfg.LNMaxFeePPM}
+	return payout.ByRail{domain.PayoutLightning: payout.NewLightning(pool, lnurl, r.lnd, fees)}
 }
 
 // sandboxPayouts shows the sandbox rail's books to httpapi.

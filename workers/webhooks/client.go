@@ -48,12 +48,12 @@ func NewClient(timeout time.Duration, allowPrivate bool) *Client {
 	}
 	dialer := &net.Dialer{}
 	if !allowPrivate {
-		dialer.Control = dialControl
+		dialer.Control = DialPublicOnly
 	}
 	return &Client{
 		http: &http.Client{
 			Transport: &http.Transport{
-				Proxy:                  nil, // an environment proxy would dial for us, past dialControl
+				Proxy:                  nil, // an environment proxy would dial for us, past DialPublicOnly
 				DialContext:            dialer.DialContext,
 				ForceAttemptHTTP2:      true, // a custom DialContext would otherwise turn HTTP/2 off
 				MaxIdleConnsPerHost:    4,    // one merchant's events come in bursts: keep a few warm

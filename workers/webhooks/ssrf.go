@@ -74,10 +74,12 @@ func refuse(a netip.Addr, why string) error {
 	return fmt.Errorf("%w: %s is %s", ErrNonPublicAddress, a, why)
 }
 
-// dialControl runs after DNS resolution, on the very address the socket is
-// about to connect to, so a name that resolved to a public address at creation
-// and to 127.0.0.1 now (DNS rebinding) is still refused, before any packet.
-func dialControl(_, address string, _ syscall.RawConn) error {
+// DialPublicOnly is a net.Dialer Control for requests to user-given URLs
+// (webhooks, and the LNURL-pay services of Lightning payouts). It runs after
+// DNS resolution, on the very address the socket is about to connect to, so
+// a name that resolved to a public address at creation and to 127.0.0.1 now
+// (DNS rebinding) is still refused, before any packet.
+func DialPublicOnly(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: cannot parse dial address %q", ErrNonPublicAddress, address)

@@ -67,9 +67,9 @@ func TestDialControl(t *testing.T) {
 		{"169.254.169.254:80", false},
 		{"not-an-address", false},
 	} {
-		err := dialControl("tcp", tc.address, nil)
+		err := DialPublicOnly("tcp", tc.address, nil)
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrNonPublicAddress)) {
-			t.Errorf("dialControl(%s) = %v, want ok=%v", tc.address, err, tc.ok)
+			t.Errorf("DialPublicOnly(%s) = %v, want ok=%v", tc.address, err, tc.ok)
 		}
 	}
 }

@@ -29,11 +29,18 @@ type Bolt11Terms struct {
 	AmountMsat      uint64    // 0: the invoice names no amount
 	Timestamp       time.Time // when the invoice was made, in whole seconds
 	PaymentHash     [32]byte
-	DescriptionHash *[32]byte // nil when the invoice carries no `h`
+	DescriptionHash *[32]byte     // nil when the invoice carries no `h`
+	Expiry          time.Duration // `x`; one hour when the invoice carries none (BOLT #11)
 }
 
+// defaultExpiry is what BOLT #11 tells readers to assume without an `x`.
+const defaultExpiry = time.Hour
+
+// ExpiresAt is when the invoice stops being payable.
+func (t Bolt11Terms) ExpiresAt() time.Time { return t.Timestamp.Add(t.Expiry) }
+
 // DecodeBolt11 checks pr's bech32 checksum and reads its network, amount,
-// timestamp, payment hash `p` and description hash `h`. As BOLT #11 asks of
+// timestamp, payment hash `p`, description hash `h` and expiry `x`. As BOLT #11 asks of
 // readers, a `p` or `h` whose length is not 52 words is skipped, and the
 // first well-formed one wins; an invoice with no `p` is refused.
 //
@@ -58,7 +65,8 @@ func DecodeBolt11(pr string) (Bolt11Terms, error) {
 	}
 	t.Timestamp = time.Unix(ts, 0)
 
-	var havePayment bool
+	var havePayment, haveExpiry bool
+	t.Expiry = defaultExpiry
 	fields := data[timestampWords : len(data)-signatureWords]
 	for len(fields) > 0 {
 		if len(fields) < 3 {
@@ -70,6 +78,19 @@ func DecodeBolt11(pr string) (Bolt11Terms, error) {
 		}
 		value := fields[3 : 3+n]
 		fields = fields[3+n:]
+		if typ == fieldExpiry && !haveExpiry {
+			// A payer reads the first `x`, as zpay32 does; 7 words (35
+			// bits of seconds) is more than a century and fits an int64.
+			if n == 0 || n > 7 {
+				return Bolt11Terms{}, fmt.Errorf("bolt11: expiry of %d words", n)
+			}
+			var secs int64
+			for _, w := range value {
+				secs = secs<<5 | int64(w)
+			}
+			t.Expiry, haveExpiry = time.Duration(secs)*time.Second, true
+			continue
+		}
 		if n != hashWords {
 			continue
 		}

@@ -23,7 +23,8 @@ func zpay32Terms(pr string, net Network) (Bolt11Terms, error) {
 	if err != nil {
 		return Bolt11Terms{}, err
 	}
-	t := Bolt11Terms{Network: net, Timestamp: inv.Timestamp, PaymentHash: *inv.PaymentHash, DescriptionHash: inv.DescriptionHash}
+	t := Bolt11Terms{Network: net, Timestamp: inv.Timestamp, PaymentHash: *inv.PaymentHash, DescriptionHash: inv.DescriptionHash,
+		Expiry: inv.Expiry()}
 	if inv.MilliSat != nil {
 		t.AmountMsat = uint64(*inv.MilliSat)
 	}
@@ -32,7 +33,7 @@ func zpay32Terms(pr string, net Network) (Bolt11Terms, error) {
 
 func sameTerms(got, want Bolt11Terms) bool {
 	return got.Network == want.Network && got.AmountMsat == want.AmountMsat &&
-		got.Timestamp.Equal(want.Timestamp) && got.PaymentHash == want.PaymentHash &&
+		got.Timestamp.Equal(want.Timestamp) && got.PaymentHash == want.PaymentHash && got.Expiry == want.Expiry &&
 		(got.DescriptionHash == nil) == (want.DescriptionHash == nil) &&
 		(got.DescriptionHash == nil || *got.DescriptionHash == *want.DescriptionHash)
 }
@@ -50,7 +51,7 @@ func TestDecodeBolt11RoundTrip(t *testing.T) {
 		{"testnet, pico amount", Bolt11{Network: Testnet, AmountMsat: 1, Description: "one msat"}},
 		{"every bitcoin", Bolt11{Network: Mainnet, AmountMsat: maxSats * 1000, Description: "all of it"}},
 		{"fields after the hashes", Bolt11{Network: Regtest, AmountMsat: 150_000_000_000, DescriptionHash: &descHash,
-			PaymentSecret: &secret, Expiry: time.Hour, MinFinalCLTVExpiry: 80, Features: []int{FeatureVarOnionOptin, FeaturePaymentSecret}}},
+			PaymentSecret: &secret, Expiry: 90 * time.Second, MinFinalCLTVExpiry: 80, Features: []int{FeatureVarOnionOptin, FeaturePaymentSecret}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +66,10 @@ func TestDecodeBolt11RoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := Bolt11Terms{Network: tt.b.Network, AmountMsat: tt.b.AmountMsat, Timestamp: specTime,
-				PaymentHash: specHash, DescriptionHash: tt.b.DescriptionHash}
+				PaymentHash: specHash, DescriptionHash: tt.b.DescriptionHash, Expiry: time.Hour}
+			if tt.b.Expiry > 0 {
+				want.Expiry = tt.b.Expiry
+			}
 			if !sameTerms(got, want) {
 				t.Errorf("got %+v, want %+v", got, want)
 			}

@@ -78,6 +78,8 @@ type lndInvoice struct {
 	CreationDate   string `json:"creation_date"`
 	Expiry         string `json:"expiry"`
 	State          string `json:"state"`
+	AmtPaidSat     string `json:"amt_paid_sat"`
+	SettleDate     string `json:"settle_date"`
 }
 
 // duplicateInvoice is lnd's invoices.ErrDuplicateInvoice, which its REST

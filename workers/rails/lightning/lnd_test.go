@@ -135,9 +135,14 @@ func (f *fakeLND) lookupInvoice(w http.ResponseWriter, r *http.Request) {
 		grpcError(w, http.StatusNotFound, "unable to locate invoice")
 		return
 	}
+	paid, settled := "0", "0"
+	if inv.state == "SETTLED" { // settled a minute after it was made
+		paid, settled = strconv.FormatInt(inv.value, 10), strconv.FormatInt(inv.created.Unix()+60, 10)
+	}
 	writeTestJSON(w, http.StatusOK, map[string]any{"memo": "", "r_hash": raw, "payment_request": inv.pr,
 		"value": strconv.FormatInt(inv.value, 10), "creation_date": strconv.FormatInt(inv.created.Unix(), 10),
-		"expiry": strconv.FormatInt(inv.expiry, 10), "state": inv.state, "add_index": "1"})
+		"expiry": strconv.FormatInt(inv.expiry, 10), "state": inv.state, "add_index": "1",
+		"amt_paid_sat": paid, "settle_date": settled})
 }
 
 func (f *fakeLND) send(w http.ResponseWriter, r *http.Request) {

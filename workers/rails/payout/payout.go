@@ -1,7 +1,8 @@
 // Package payout is the payout rail: how a transferring payment's money
 // reaches its recipient (bank transfer, mobile money, Lightning). The
 // service calls a Rail with the payment id as idempotency key, like a
-// bank's API; the sandbox rail keeps its books in Postgres.
+// bank's API; the sandbox rail and the Lightning rail keep their books in
+// Postgres.
 package payout
 
 import (
@@ -13,7 +14,10 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Migrations is the sandbox rail's schema (numbered SQL files under migrations/).
+// Migrations is the payout rails' schema (numbered SQL files under
+// migrations/): the sandbox rail's books, then the Lightning rail's. ledgerd
+// applies them as the "sandbox-payouts" component, its first name; renaming
+// the component would apply them again.
 //
 //go:embed migrations/*.sql
 var Migrations embed.FS

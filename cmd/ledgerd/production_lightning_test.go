@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
+)
+
+// productionLightning is production ledgerd's settings against a fake LND
+// node and a fake CoinGecko price feed.
+func productionLightning(t *testing.T, node *lndtest.Node) map[string]string {
+	t.Helper()
+	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"bitcoin":{"zar":1800000,"kes":12900000,"ngn":150000000,"gbp":76000,"eur":87000,"usd":100000}}`)
+	}))
+	t.Cleanup(feed.Close)
+	dir := t.TempDir()
+	file := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	return map[string]string{"LEDGER_MODE": "production", "LEDGER_PRICE_FEED_URL": feed.URL,
+		"LEDGER_LND_URL": node.URL(), "LEDGER_LND_MACAROON_FILE": file("ledger.macaroon", lndtest.Macaroon),
+		"LEDGER_LND_TLS_CERT_FILE":     file("tls.cert", node.CertPEM()),
+		"LEDGER_LND_PREIMAGE_KEY_FILE": file("preimage.key", bytes.Repeat([]byte{3}, 32)),
+		"LEDGER_LND_INVOICE_POLL":      "100ms", "LEDGER_EXPIRY_POLL": "100ms"}
+}
+
+// TestProductionLightningDeposits: in production mode two ledgerd processes
+// watch LND; a paid invoice moves its payment to deposited once, and the
+// lifecycle goes on to transferring (a South African bank payout, which has
+// no production rail, so it waits there). An invoice paid while no process
+// runs is found by the next process to start.
+func TestProductionLightningDeposits(t *testing.T) {
+	t.Parallel()
+	node := lndtest.NewNode(t)
+	env := productionLightning(t, node)
+	p := newPaymentSetup(t, env)
+	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
+		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	second := startServer(t, env)
+
+	pay := func() (id, hash string) {
+		t.Helper()
+		got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r"}`, p.za))
+		var inv struct{ PaymentHash string }
+		mustDecode(t, []byte(got["lightningInvoice"].(string)), &inv)
+		return got["id"].(string), inv.PaymentHash
+	}
+	id, hash := pay()
+	node.Settle(hash, time.Now())
+	got := p.waitFor(t, id, 20*time.Second, statusIs("transferring"))
+	var inv struct{ AmountSats float64 }
+	mustDecode(t, []byte(got["lightningInvoice"].(string)), &inv)
+	if s := statuses(got); !slices.Equal(s, []string{"created", "deposited", "transferring"}) || got["amountDeposited"] != inv.AmountSats {
+		t.Errorf("got statusLogs %v and %v sats deposited, want created, deposited, transferring and %v sats",
+			s, got["amountDeposited"], inv.AmountSats)
+	}
+
+	// Both processes stop; the payer pays meanwhile; a new process finds it.
+	late, lateHash := pay()
+	if err := p.s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.stop(); err != nil {
+		t.Fatal(err)
+	}
+	node.Settle(lateHash, time.Now())
+	p.s = startServer(t, env)
+	got = p.waitFor(t, late, 20*time.Second, statusIs("transferring"))
+	if s := statuses(got); !slices.Equal(s, []string{"created", "deposited", "transferring"}) {
+		t.Errorf("late payment's statusLogs: got %v, want created, deposited, transferring", s)
+	}
+}
