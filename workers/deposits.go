@@ -113,7 +113,7 @@ func (w *Workers) recordDeposit(ctx context.Context, tenantID, paymentID uuid.UU
 	if at.IsZero() {
 		at = w.now()
 	}
-	_, err := w.payments.ExecutePayment(ctx, paymentRef(tenantID, paymentID), workerMeta, func(p domain.Payment) ([]domain.Event, error) {
+	_, err := w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
 		if p.Status != domain.StatusCreated || p.AmountDeposited.IsPositive() {
 			return nil, nil
 		}
