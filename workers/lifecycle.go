@@ -27,6 +27,9 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 	if !ok || aggregate != "payment" {
 		return nil
 	}
+	// Every status event writes a delivery row, and a recorded attempt may
+	// make the payment's next one due: either way the dispatcher has work.
+	w.wakeWebhooks()
 	tenantID, err1 := uuid.Parse(tenant)
 	paymentID, err2 := uuid.Parse(id)
 	if err1 != nil || err2 != nil {

@@ -41,8 +41,7 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 	client := webhooks.NewClient(w.cfg.WebhookTimeout, w.cfg.WebhookPrivate)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	t := time.NewTicker(w.cfg.WebhookPoll)
-	defer t.Stop()
+	wait := w.cfg.WebhookPoll
 	for {
 		// Not cancelled by shutdown: a claim that committed must reach its
 		// deliveries, or its leases would strand them until they lapse.
@@ -55,13 +54,39 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				w.deliver(context.WithoutCancel(ctx), client, d)
+				w.wakeWebhooks() // the payment's next status may be due now
 			}()
+		}
+		// Busy, the dispatcher polls every WebhookPoll; idle, it backs off to
+		// webhookIdlePoll rather than query Postgres 50 times a second for
+		// nothing, and a new payment event (wakeWebhooks) brings it back at once.
+		if len(claimed) > 0 {
+			wait = w.cfg.WebhookPoll
+		} else {
+			wait = min(2*wait, max(webhookIdlePoll, w.cfg.WebhookPoll))
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-w.webhookWake:
+			wait = w.cfg.WebhookPoll
+		case <-time.After(wait):
 		}
+	}
+}
+
+// webhookIdlePoll is the longest the dispatcher sleeps when there is
+// nothing to deliver: the delay of a retry that falls due, or of a
+// delivery whose process died, once its lease ends.
+const webhookIdlePoll = 250 * time.Millisecond
+
+// wakeWebhooks asks the dispatcher to claim at once: a payment event was
+// seen (a delivery row is written with each status event) or an attempt
+// was recorded. It never blocks; one pending wake is enough.
+func (w *Workers) wakeWebhooks() {
+	select {
+	case w.webhookWake <- struct{}{}:
+	default:
 	}
 }
 

@@ -36,7 +36,7 @@ type Config struct {
 	SubjectPrefix   string // its first subject token (ledger)
 	OTCFeeRate      decimal.Decimal
 	ExpiryPoll      time.Duration   // how often overdue payments are looked for
-	WebhookPoll     time.Duration   // how often due webhook deliveries are looked for
+	WebhookPoll     time.Duration   // how often due webhook deliveries are looked for while there are some
 	WebhookSchedule []time.Duration // waits before attempts 2, 3, ... (LEDGER_WEBHOOK_RETRY)
 	WebhookTimeout  time.Duration   // per attempt (10 s)
 	WebhookPrivate  bool            // allow loopback and private webhook targets (sandbox)
@@ -64,6 +64,8 @@ type Workers struct {
 	log      *slog.Logger
 	metrics  *metrics
 	now      func() time.Time
+	// webhookWake wakes the dispatcher from its idle back-off.
+	webhookWake chan struct{}
 }
 
 // New returns the workers.
@@ -88,7 +90,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 		cfg.Unavailable = func(error) bool { return false }
 	}
 	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
-		metrics: newMetrics(reg), now: time.Now}
+		metrics: newMetrics(reg), now: time.Now, webhookWake: make(chan struct{}, 1)}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.
