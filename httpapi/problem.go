@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -45,6 +46,10 @@ var codeStatus = map[string]int{
 	errBodyTooSlow.Code:      http.StatusRequestTimeout,
 }
 
+// statusClientClosedRequest is what the request log and metrics record for
+// a request whose client went away before its answer.
+const statusClientClosedRequest = 499
+
 // errDatabaseUnavailable is the answer while Postgres cannot be reached:
 // whatever the request was, it did not take effect or its outcome is
 // unknown, and a retry with the same Idempotency-Key is safe either way.
@@ -69,6 +74,15 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	}
 	p := problem{Type: "/problems/" + de.Code, Title: http.StatusText(status), Status: status,
 		Detail: de.Message, Instance: r.URL.Path, Code: de.Code, Errors: de.Fields}
+	if de.Kind == domain.Internal && errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client went away mid-request: nothing failed on our side and
+		// nobody is left to read an answer; a retry with the same
+		// Idempotency-Key finds whatever committed. 499 (nginx's "client
+		// closed request") is for the request log and metrics only.
+		s.logger(r).Info("request cancelled by the client", "err", err)
+		w.WriteHeader(statusClientClosedRequest)
+		return
+	}
 	if de.Kind == domain.Internal {
 		s.logger(r).Error("internal error", "err", err)
 		p.Type, p.Detail = "about:blank", "an internal error occurred; it is safe to retry"
