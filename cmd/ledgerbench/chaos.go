@@ -228,7 +228,10 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	defer pool.Close()
 	httpClient := newHTTPClient(cfg.workers)
 	defer httpClient.CloseIdleConnections()
-	base, _ := cluster.anyUp()
+	base, err := cluster.anyUp()
+	if err != nil {
+		return fail(err)
+	}
 	partners, err := setupPartners(ctx, httpClient, cfg.ledgerctl, ledgerEnv("DATABASE_URL="+cluster.dbURL), base, cfg.partners)
 	if err != nil {
 		return fail(err)

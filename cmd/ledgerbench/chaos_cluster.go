@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -210,18 +209,4 @@ func (s *ledgerd) kill() {
 	_ = s.cmd.Process.Signal(syscall.SIGKILL)
 	<-s.exited
 	s.gone = true
-}
-
-// tail returns the last n bytes of the file at path, for a failure report.
-func tail(path string, n int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > n {
-		f.Seek(st.Size()-n, io.SeekStart)
-	}
-	b, _ := io.ReadAll(f)
-	return string(b)
 }

@@ -181,30 +181,28 @@ func streamMessageIDs(ctx context.Context, natsURL, stream string) (map[string]i
 // verifyAcknowledged looks up, through the API, every write the cluster
 // acknowledged.
 func verifyAcknowledged(ctx context.Context, c *chaosClient, l *chaosLoad, acked chaosAcked, f *chaosFindings) error {
-	exists := func(path, token string) (bool, error) {
-		a, err := c.do(ctx, http.MethodGet, path, token, nil)
-		if err != nil {
-			return false, err
+	// countMissing GETs each resource under prefix with its partner's token.
+	countMissing := func(prefix string, rs []ackedResource, missing *int) error {
+		for _, r := range rs {
+			a, err := c.do(ctx, http.MethodGet, prefix+r.ID, l.partners[r.Partner].Token, nil)
+			if err != nil {
+				return err
+			}
+			if a.Status != http.StatusOK {
+				*missing++
+			}
 		}
-		return a.Status == http.StatusOK, nil
+		return nil
 	}
-	for _, u := range acked.Users {
-		ok, err := exists("/users/"+u.ID, l.partners[u.Partner].Token)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			f.UsersMissing++
-		}
+	payments := make([]ackedResource, len(acked.Payments))
+	for i, p := range acked.Payments {
+		payments[i] = p.ackedResource
 	}
-	for _, p := range acked.Payments {
-		ok, err := exists("/payments/"+p.ID, l.partners[p.Partner].Token)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			f.PaymentsMissing++
-		}
+	if err := countMissing("/users/", acked.Users, &f.UsersMissing); err != nil {
+		return err
+	}
+	if err := countMissing("/payments/", payments, &f.PaymentsMissing); err != nil {
+		return err
 	}
 	present, gone := l.expectedMomo()
 	for p, pt := range l.partners {

@@ -368,13 +368,12 @@ func (w *memoryWatch) stop() replayMemory {
 
 // cpuWatch measures the CPU of this process and of the database's backends.
 type cpuWatch struct {
-	done     chan struct{}
-	wg       sync.WaitGroup
-	machine  cpuTimes
-	self     float64
-	first    map[int]float64 // backend pid -> its CPU seconds when first seen
-	last     map[int]float64 // backend pid -> its CPU seconds when last seen
-	poolPIDs []int
+	done    chan struct{}
+	wg      sync.WaitGroup
+	machine cpuTimes
+	self    float64
+	first   map[int]float64 // backend pid -> its CPU seconds when first seen
+	last    map[int]float64 // backend pid -> its CPU seconds when last seen
 }
 
 func watchCPU(ctx context.Context, pool *pgxpool.Pool) *cpuWatch {

@@ -79,7 +79,6 @@ type seedMerchant struct {
 	m     domain.Merchant
 	plan  domain.PaymentPlan
 	quote domain.Quote
-	from  string // quote's FromCurrency
 }
 
 // seedPayment is a payment in flight: its state, the steps it has left,
