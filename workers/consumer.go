@@ -130,6 +130,7 @@ type metrics struct {
 	deadLetters *prometheus.CounterVec
 	webhooks    *prometheus.CounterVec
 	expired     prometheus.Counter
+	stalled     prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -142,9 +143,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Webhook delivery attempts by outcome."}, []string{"outcome"}),
 		expired: prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_payments_expired_total",
 			Help: "Payments this process expired."}),
+		stalled: prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_payments_stalled_total",
+			Help: "Steps this process ran for payments that had not moved for LEDGER_STALLED_AFTER (their message given up on)."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.handled, m.deadLetters, m.webhooks, m.expired)
+		reg.MustRegister(m.handled, m.deadLetters, m.webhooks, m.expired, m.stalled)
 	}
 	return m
 }

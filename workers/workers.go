@@ -46,6 +46,11 @@ type Config struct {
 	// (sandbox) watches none: deposits arrive through the sandbox API.
 	Invoices    Invoices
 	InvoicePoll time.Duration // how often open deposit invoices are looked up (LEDGER_LND_INVOICE_POLL)
+	// StalledAfter is how long a payment may sit deposited or transferring
+	// before the sweep runs its step itself (runStalled); StalledPoll is
+	// how often it looks.
+	StalledAfter time.Duration
+	StalledPoll  time.Duration
 	// Unavailable says an error means the database could not be reached;
 	// the dispatcher keeps trying to record an attempt through such errors.
 	Unavailable func(error) bool
@@ -86,6 +91,14 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	if cfg.WebhookSchedule == nil {
 		cfg.WebhookSchedule = domain.WebhookRetrySchedule
 	}
+	if cfg.StalledAfter <= 0 {
+		// Beyond the lifecycle consumer's own redeliveries (about 2.5
+		// minutes in all), so the sweep only takes what it gave up on.
+		cfg.StalledAfter = 5 * time.Minute
+	}
+	if cfg.StalledPoll <= 0 {
+		cfg.StalledPoll = 30 * time.Second
+	}
 	if cfg.Unavailable == nil {
 		cfg.Unavailable = func(error) bool { return false }
 	}
@@ -99,6 +112,7 @@ func (w *Workers) Run(ctx context.Context) error {
 	g.Go(func() error { return w.lifecycle().run(ctx, w.js) })
 	g.Go(func() error { return w.runExpiry(ctx) })
 	g.Go(func() error { return w.runWebhooks(ctx) })
+	g.Go(func() error { return w.runStalled(ctx) })
 	if w.cfg.Invoices != nil {
 		g.Go(func() error { return w.runDeposits(ctx) })
 	}

@@ -119,7 +119,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		checkHook = func(u string) error { return webhooks.CheckURL(u, false, nil) }
 	}
 	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
-		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, WebhookSchedule: cfg.WebhookRetry,
+		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, StalledAfter: cfg.StalledAfter, WebhookSchedule: cfg.WebhookRetry,
 		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON, Unavailable: eventstore.Unavailable,
 		Invoices: rails.invoices(), InvoicePoll: cfg.LNDInvoicePoll},
 		a.pool, js, pays, rails, rail, log, reg)

@@ -47,6 +47,7 @@ type config struct {
 	webhookPrivateSet   bool
 	SandboxPayoutDelay  time.Duration
 	ExpiryPoll          time.Duration
+	StalledAfter        time.Duration
 	LNDURL              string // production: LND's REST API (https://host:8080)
 	LNDMacaroonFile     string
 	LNDTLSCertFile      string
@@ -178,6 +179,8 @@ var settings = []setting{
 			return nil
 		}},
 	{"LEDGER_EXPIRY_POLL", "expiry-poll", "1s", "how often overdue payments are looked for", dur(func(c *config) *time.Duration { return &c.ExpiryPoll })},
+	{"LEDGER_STALLED_AFTER", "stalled-after", "5m", "how long a payment may sit deposited or transferring before a sweep runs its step again",
+		dur(func(c *config) *time.Duration { return &c.StalledAfter })},
 	{"LEDGER_LND_URL", "lnd-url", "", "production: LND REST API for deposit invoices and Lightning payouts (https://host:8080)",
 		str(func(c *config) *string { return &c.LNDURL })},
 	{"LEDGER_LND_MACAROON_FILE", "lnd-macaroon-file", "", "production: LND macaroon (invoices:read invoices:write offchain:read offchain:write)",
