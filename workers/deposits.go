@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -33,18 +32,7 @@ const openInvoicesPage = 500
 // processes polling at once record a deposit once: the payment's stream
 // decides it (see recordDeposit).
 func (w *Workers) runDeposits(ctx context.Context) error {
-	t := time.NewTicker(w.cfg.InvoicePoll)
-	defer t.Stop()
-	for {
-		if err := w.pollInvoices(ctx); err != nil && ctx.Err() == nil {
-			w.log.Warn("deposits: poll", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	return w.poll(ctx, w.cfg.InvoicePoll, "deposits: poll", w.pollInvoices)
 }
 
 // openInvoice is a payment still waiting for funds and the hash of its

@@ -3,7 +3,6 @@ package workers
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,18 +18,7 @@ import (
 // processes may pick the same payment: the domain expires it once (the
 // second decision sees it expired and decides nothing).
 func (w *Workers) runExpiry(ctx context.Context) error {
-	t := time.NewTicker(w.cfg.ExpiryPoll)
-	defer t.Stop()
-	for {
-		if err := w.expireDue(ctx); err != nil && ctx.Err() == nil {
-			w.log.Warn("expiry: poll", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	return w.poll(ctx, w.cfg.ExpiryPoll, "expiry: poll", w.expireDue)
 }
 
 // expireDue expires the payments whose deadline has passed.

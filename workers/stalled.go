@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -23,18 +22,7 @@ const stalledBatch = 200
 // and the rail is called with the payment id as idempotency key, so a sweep
 // racing the consumer, or another process's sweep, changes nothing twice.
 func (w *Workers) runStalled(ctx context.Context) error {
-	t := time.NewTicker(w.cfg.StalledPoll)
-	defer t.Stop()
-	for {
-		if err := w.moveStalled(ctx); err != nil && ctx.Err() == nil {
-			w.log.Warn("stalled payments: sweep", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	return w.poll(ctx, w.cfg.StalledPoll, "stalled payments: sweep", w.moveStalled)
 }
 
 // moveStalled runs the next step of every payment stalled since before
