@@ -12,6 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ledger/ledger/httpapi/statusrec"
 )
 
 type requestIDKey struct{}
@@ -57,29 +59,6 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
-// statusRecorder remembers the status a handler wrote.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusRecorder) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *statusRecorder) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -104,11 +83,8 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 func (s *Server) logAndMeasure(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &statusrec.Recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
-		if rec.status == 0 {
-			rec.status = http.StatusOK
-		}
 		route := "unmatched"
 		if cr := mux.CurrentRoute(r); cr != nil {
 			if tpl, err := cr.GetPathTemplate(); err == nil {
@@ -116,10 +92,10 @@ func (s *Server) logAndMeasure(next http.Handler) http.Handler {
 			}
 		}
 		elapsed := time.Since(start)
-		status := strconv.Itoa(rec.status)
+		status := strconv.Itoa(rec.Status())
 		s.metrics.requests.WithLabelValues(route, r.Method, status).Inc()
 		s.metrics.latency.WithLabelValues(route, r.Method, status).Observe(elapsed.Seconds())
-		s.logger(r).Info("request", "method", r.Method, "route", route, "status", rec.status,
+		s.logger(r).Info("request", "method", r.Method, "route", route, "status", rec.Status(),
 			"durationMs", elapsed.Milliseconds())
 	})
 }
