@@ -33,8 +33,22 @@ func Execute[S any](ctx context.Context, s *Store, stream domain.StreamRef, meta
 // ExecuteSnapshot is Execute returning the stream's snapshot after the new events.
 func ExecuteSnapshot[S any](ctx context.Context, s *Store, stream domain.StreamRef, meta domain.Metadata,
 	apply func(S, domain.Event) S, decide func(S) ([]domain.Event, error)) (Snapshot[S], error) {
+	load := func(ctx context.Context) (Snapshot[S], error) { return FoldSnapshot(ctx, s, stream, apply) }
+	return ExecuteFrom(ctx, s, stream, meta, load, apply, decide)
+}
+
+// ExecuteFrom is ExecuteSnapshot deciding on the snapshot load reads
+// instead of folding the whole stream: a read model written in the append's
+// own transaction (projections/) holds the stream's state at its version,
+// so reading that one row costs the same however long the stream has grown.
+// A stale snapshot cannot slip through: the append is made at the version
+// load returned, and refused (then retried once from a fresh load) when the
+// stream has moved on.
+func ExecuteFrom[S any](ctx context.Context, s *Store, stream domain.StreamRef, meta domain.Metadata,
+	load func(context.Context) (Snapshot[S], error), apply func(S, domain.Event) S,
+	decide func(S) ([]domain.Event, error)) (Snapshot[S], error) {
 	for attempt := 0; ; attempt++ {
-		snap, err := FoldSnapshot(ctx, s, stream, apply)
+		snap, err := load(ctx)
 		if err != nil {
 			return Snapshot[S]{}, err
 		}

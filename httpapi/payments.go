@@ -17,7 +17,7 @@ import (
 // Payments is the payment aggregate: commands go through the event store,
 // reads come from the payments read model.
 type Payments interface {
-	// ExecutePayment folds the payment's stream, asks decide for events,
+	// ExecutePayment reads the payment's state at its version, asks decide for events,
 	// appends them (with the read models, in the request's transaction) and
 	// returns the payment after them.
 	ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,

@@ -37,7 +37,9 @@ func projectPayment(b *pgx.Batch, r domain.Record, e domain.Event) {
 	default:
 		mergePayment(b, r, e)
 		if status := domain.StatusOf(e); status != "" {
-			b.Queue(`DELETE FROM payment_deadlines WHERE payment_id = $1`, r.StreamID)
+			if status != domain.StatusTransferring && status != domain.StatusSuccess { // those two never follow created
+				b.Queue(`DELETE FROM payment_deadlines WHERE payment_id = $1`, r.StreamID)
+			}
 			queueWebhook(b, r)
 		}
 	}
@@ -74,6 +76,13 @@ func projectWebhookAttempt(b *pgx.Batch, r domain.Record, e domain.PaymentWebhoo
 // its status-log line.
 func mergePayment(b *pgx.Batch, r domain.Record, e domain.Event) {
 	changes, line := domain.PaymentChanges(e)
+	if changes == nil && line == nil {
+		// Nothing of the payment changes (a webhook attempt): leave its
+		// state alone, so the row's large jsonb is neither rebuilt nor
+		// written again, only the stream's version moves.
+		b.Queue(`UPDATE payments SET version = $1, updated_at = $2 WHERE id = $3`, r.StreamVersion, r.RecordedAt, r.StreamID)
+		return
+	}
 	if changes == nil {
 		changes = map[string]any{}
 	}

@@ -11,12 +11,19 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// projectPostings queues the posting lines an event carries.
+// projectPostings queues the posting lines an event carries, as one
+// statement: a money event carries several lines, and a statement per line
+// would cost the append a round of Postgres's per-statement work for each.
 func projectPostings(b *pgx.Batch, r domain.Record, ps []domain.Posting) {
+	lines := make([]int32, len(ps))
+	accounts, currencies, sides, amounts := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
 	for i, p := range ps {
-		b.Queue(`INSERT INTO ledger_postings (event_id, line, tenant_id, recorded_at, account, currency, side, amount)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, r.ID, i+1, r.TenantID, r.RecordedAt, p.Account, p.Currency, p.Side, p.Amount)
+		lines[i], accounts[i], currencies[i], sides[i], amounts[i] = int32(i+1), p.Account, p.Currency, p.Side, p.Amount.String()
 	}
+	b.Queue(`INSERT INTO ledger_postings (event_id, line, tenant_id, recorded_at, account, currency, side, amount)
+		SELECT $1, l.line, $2, $3, l.account, l.currency, l.side, l.amount
+		FROM unnest($4::int[], $5::text[], $6::text[], $7::text[], $8::numeric[]) AS l(line, account, currency, side, amount)`,
+		r.ID, r.TenantID, r.RecordedAt, lines, accounts, currencies, sides, amounts)
 }
 
 // TrialBalance sums a tenant's postings recorded up to asOf (the zero time:
