@@ -90,6 +90,11 @@ func (c *consumer) process(ctx context.Context, m jetstream.Msg) {
 		_ = m.Ack()
 		return
 	}
+	var later retryLater
+	if errors.As(err, &later) { // not a failure: the message is early
+		_ = m.NakWithDelay(time.Duration(later))
+		return
+	}
 	md, mdErr := m.Metadata()
 	if mdErr == nil && int(md.NumDelivered) >= c.maxDeliver {
 		c.metrics.deadLetters.WithLabelValues(c.name).Inc()
@@ -106,8 +111,18 @@ func (c *consumer) process(ctx context.Context, m jetstream.Msg) {
 	_ = m.NakWithDelay(backoff(n))
 }
 
+// retryLater is a handler's answer that its message came too early: it is
+// handed back to be delivered again after that long, with no warning.
+type retryLater time.Duration
+
+func (r retryLater) Error() string { return fmt.Sprintf("retry in %s", time.Duration(r)) }
+
 func outcome(err error) string {
-	if err != nil {
+	var later retryLater
+	switch {
+	case errors.As(err, &later):
+		return "later"
+	case err != nil:
 		return "error"
 	}
 	return "ok"

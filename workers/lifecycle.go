@@ -39,12 +39,17 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 	case "deposited", "document_attached":
 		return w.beginPayout(ctx, tenantID, paymentID)
 	case "transferring":
-		return w.payOut(ctx, tenantID, paymentID)
+		return w.takeOverPayout(ctx, tenantID, paymentID)
 	}
 	return nil
 }
 
-// beginPayout converts a deposited payment at the price of now.
+// beginPayout converts a deposited payment at the price of now and, in
+// the same go, pays it out (payOut): the transferring message that follows
+// finds the payment already moved on and does nothing, unless this process
+// failed or died before the payout was recorded, and then it is the one
+// that pays. A payment waits for one relay hop (commit, sequencing,
+// JetStream, consumer) instead of two.
 func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID) error {
 	p, err := w.payments.Payment(ctx, tenantID, paymentID)
 	if err != nil {
@@ -57,10 +62,43 @@ func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID
 	if err != nil {
 		return err
 	}
-	_, err = w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
-		return domain.DecideBeginPayout(p, domain.BeginPayout{Prices: prices, OTCFeeRate: w.cfg.OTCFeeRate, Now: w.now()})
+	var converted bool // by this call: another process's conversion is its to pay out
+	after, err := w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
+		events, err := domain.DecideBeginPayout(p, domain.BeginPayout{Prices: prices, OTCFeeRate: w.cfg.OTCFeeRate, Now: w.now()})
+		converted = len(events) > 0
+		return events, err
 	})
-	return err
+	if err != nil || !converted || after.Status != domain.StatusTransferring {
+		return err
+	}
+	w.wakeWebhooks()
+	if err := w.payOut(ctx, tenantID, paymentID); err != nil {
+		// The conversion is recorded; its transferring message retries the payout.
+		w.log.Warn("lifecycle: payout after conversion failed; its message will retry it", "payment", paymentID, "err", err)
+	}
+	return nil
+}
+
+// takeOverPayout is the transferring message's step. The process that
+// converted the payment pays it out at once (beginPayout), so for
+// PayoutGrace after the conversion the message leaves the payout to it and
+// looks again later: it pays only when that process failed or died first.
+// The grace saves a second, concurrent rail call (and, for a Lightning
+// address, a second invoice asked of the recipient); it is not what makes
+// the payout happen once, which the rail's idempotency key does.
+func (w *Workers) takeOverPayout(ctx context.Context, tenantID, paymentID uuid.UUID) error {
+	p, err := w.payments.Payment(ctx, tenantID, paymentID)
+	if err != nil {
+		return err
+	}
+	if p.Status != domain.StatusTransferring {
+		return nil
+	}
+	// Payment.UpdatedAt is the conversion's time: webhook attempts do not move it.
+	if wait := w.cfg.PayoutGrace - w.now().Sub(p.Payment.UpdatedAt); wait > 0 {
+		return retryLater(wait)
+	}
+	return w.payOutPayment(ctx, tenantID, p)
 }
 
 // payOut calls the payout rail for a transferring payment and records the
@@ -74,6 +112,10 @@ func (w *Workers) payOut(ctx context.Context, tenantID, paymentID uuid.UUID) err
 	if p.Status != domain.StatusTransferring {
 		return nil
 	}
+	return w.payOutPayment(ctx, tenantID, p)
+}
+
+func (w *Workers) payOutPayment(ctx context.Context, tenantID uuid.UUID, p domain.PaymentSnapshot) error {
 	r := p.RecipientDetails
 	out, err := w.rail.Payout(ctx, payout.Request{PaymentID: p.ID, IdempotencyKey: p.ID.String(), Rail: r.PayoutMethod,
 		Amount: p.PayoutAmount, Currency: p.DestinationCurrency, BankName: r.BankName, AccountNumber: r.AccountNumber,
@@ -81,9 +123,12 @@ func (w *Workers) payOut(ctx context.Context, tenantID, paymentID uuid.UUID) err
 	if err != nil {
 		return fmt.Errorf("payout of %s: %w", p.ID, err)
 	}
-	_, err = w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
+	_, err = w.execute(ctx, tenantID, p.ID, func(p domain.Payment) ([]domain.Event, error) {
 		return domain.DecidePayoutResult(p, domain.PayoutResult{PayoutID: out.PayoutID, Rejected: out.Rejected,
 			Reason: out.Reason, Now: w.now()})
 	})
+	if err == nil {
+		w.wakeWebhooks()
+	}
 	return err
 }

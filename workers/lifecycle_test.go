@@ -157,6 +157,7 @@ func (e env) created(t *testing.T, id uuid.UUID, invoice func(sats int64) domain
 
 func (e env) workers(rail payout.Rail) *Workers {
 	return New(Config{Stream: e.stream.Name, SubjectPrefix: e.stream.SubjectPrefix, ExpiryPoll: time.Hour,
+		PayoutGrace:   300 * time.Millisecond,
 		RenderPayment: func(domain.PaymentSnapshot) ([]byte, error) { return []byte("{}"), nil }},
 		e.pool, e.js, e.payments, fixedPrices{}, rail, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 }

@@ -10,15 +10,16 @@ import (
 )
 
 // TestStalledPaymentsMoveOn: a deposited payment whose messages nobody
-// handles (its consumer gave up) is moved on by the sweep alone, one step
-// per sweep, to success with one payout; further sweeps change nothing,
-// and a payment that has not been still for StalledAfter is left alone.
+// handles (its consumer gave up) is moved on by the sweep alone: converted
+// by one sweep, whose payout "crashes" after the rail paid; paid out by the
+// next, to success with one payout; further sweeps change nothing, and a
+// payment that has not been still for StalledAfter is left alone.
 func TestStalledPaymentsMoveOn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	id := e.deposited(t)
-	w := e.workers(payout.NewSandbox(e.pool, 0))
+	w := e.workers(&crashingRail{rail: payout.NewSandbox(e.pool, 0), crashes: 1})
 
 	w.cfg.StalledAfter = time.Hour
 	if err := w.moveStalled(ctx); err != nil {
@@ -35,7 +36,7 @@ func TestStalledPaymentsMoveOn(t *testing.T) {
 		}
 		e.waitStatus(t, id, want)
 	}
-	if payouts, calls := e.payoutBooks(t, id); payouts != 1 || calls != 1 {
-		t.Fatalf("sandbox rail: %d payouts after %d calls, want 1 after 1", payouts, calls)
+	if payouts, calls := e.payoutBooks(t, id); payouts != 1 || calls != 2 {
+		t.Fatalf("sandbox rail: %d payouts after %d calls, want 1 after 2", payouts, calls)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
-	"github.com/ledger/ledger/workers/webhooks"
 )
 
 // leaseFor is how long a claimed delivery is this process's: longer than
@@ -38,7 +37,6 @@ type delivery struct {
 // receiver's 2xx and the record repeats that one delivery, with the same
 // webhook-id, when the lease ends.
 func (w *Workers) runWebhooks(ctx context.Context) error {
-	client := webhooks.NewClient(w.cfg.WebhookTimeout, w.cfg.WebhookPrivate)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wait := w.cfg.WebhookPoll
@@ -53,7 +51,7 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				w.deliver(context.WithoutCancel(ctx), client, d)
+				w.deliverInOrder(context.WithoutCancel(ctx), d)
 				w.wakeWebhooks() // the payment's next status may be due now
 			}()
 		}
@@ -90,17 +88,44 @@ func (w *Workers) wakeWebhooks() {
 	}
 }
 
+// deliverInOrder makes d's attempt and, once it is delivered, goes on with
+// the payment's next status if that is due: a payment whose statuses
+// follow each other closely (deposited, transferring, success within
+// milliseconds) then has them sent back to back, each as soon as the one
+// before got its 2xx, instead of one per round of the dispatcher.
+func (w *Workers) deliverInOrder(ctx context.Context, d delivery) {
+	for w.deliver(ctx, d) {
+		next, err := w.claimPaymentWebhook(ctx, d.paymentID)
+		if err != nil || len(next) == 0 {
+			return
+		}
+		d = next[0]
+	}
+}
+
 // claimWebhooks leases due deliveries whose payment has no earlier pending one.
 func (w *Workers) claimWebhooks(ctx context.Context) ([]delivery, error) {
+	return w.claim(ctx, `ORDER BY d.next_attempt_at LIMIT 100`)
+}
+
+// claimPaymentWebhook leases the payment's next delivery if it is due (the
+// earliest pending status, so at most one).
+func (w *Workers) claimPaymentWebhook(ctx context.Context, paymentID uuid.UUID) ([]delivery, error) {
+	return w.claim(ctx, `AND d.payment_id = $3`, paymentID)
+}
+
+// claim leases the due deliveries the query's tail selects among those
+// whose payment has no earlier pending one.
+func (w *Workers) claim(ctx context.Context, tail string, args ...any) ([]delivery, error) {
 	rows, err := w.pool.Query(ctx, `UPDATE webhook_deliveries SET lease_until = $1
 		WHERE event_id IN (
 			SELECT d.event_id FROM webhook_deliveries d
 			WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until < $2)
 				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.payment_id = d.payment_id
 					AND e.status = 'pending' AND e.stream_version < d.stream_version)
-			ORDER BY d.next_attempt_at LIMIT 100 FOR UPDATE SKIP LOCKED)
+			`+tail+` FOR UPDATE SKIP LOCKED)
 		RETURNING event_id, tenant_id, payment_id, type, occurred_at, payment, attempts`,
-		w.now().Add(leaseFor), w.now())
+		append([]any{w.now().Add(leaseFor), w.now()}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -119,20 +144,21 @@ type webhookBody struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// deliver makes one attempt and records it.
-func (w *Workers) deliver(ctx context.Context, client *webhooks.Client, d delivery) {
+// deliver makes one attempt and records it. It reports whether the
+// receiver answered 2xx and that answer is recorded.
+func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 	var p domain.Payment
 	if err := json.Unmarshal(d.payment, &p); err != nil {
 		w.log.Error("webhooks: stored payment", "event", d.eventID, "err", err)
-		return
+		return false
 	}
 	data, err := w.cfg.RenderPayment(domain.PaymentSnapshot{Payment: p, UpdatedAt: p.UpdatedAt})
 	if err != nil {
 		w.log.Error("webhooks: render payment", "event", d.eventID, "err", err)
-		return
+		return false
 	}
 	body, _ := json.Marshal(webhookBody{ID: d.eventID.String(), Type: d.typ, CreatedAt: d.occurredAt.UTC().Format(domain.TimeFormat), Data: data})
-	a := client.Deliver(ctx, p.WebhookURL, p.WebhookSecret, d.eventID.String(), body, w.now())
+	a := w.webhooks.Deliver(ctx, p.WebhookURL, p.WebhookSecret, d.eventID.String(), body, w.now())
 	w.metrics.webhooks.WithLabelValues(map[bool]string{true: "delivered", false: "failed"}[a.Delivered]).Inc()
 	// The record competes with the lifecycle's appends to the same stream;
 	// losing a 2xx to a version conflict would send it again, so conflicts
@@ -154,4 +180,5 @@ func (w *Workers) deliver(ctx context.Context, client *webhooks.Client, d delive
 	if err != nil && !errors.Is(err, context.Canceled) {
 		w.log.Warn("webhooks: record attempt", "event", d.eventID, "err", err)
 	}
+	return err == nil && a.Delivered
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/workers/rails/payout"
+	"github.com/ledger/ledger/workers/webhooks"
 )
 
 // Payments is the payment aggregate as the workers use it: the read model
@@ -51,6 +52,10 @@ type Config struct {
 	// how often it looks.
 	StalledAfter time.Duration
 	StalledPoll  time.Duration
+	// PayoutGrace is how long after a payment's conversion its transferring
+	// message leaves the payout to the process that converted it
+	// (takeOverPayout).
+	PayoutGrace time.Duration
 	// Unavailable says an error means the database could not be reached;
 	// the dispatcher keeps trying to record an attempt through such errors.
 	Unavailable func(error) bool
@@ -69,8 +74,11 @@ type Workers struct {
 	log      *slog.Logger
 	metrics  *metrics
 	now      func() time.Time
+	webhooks *webhooks.Client
 	// webhookWake wakes the dispatcher from its idle back-off.
 	webhookWake chan struct{}
+	// Payments whose next step this process takes at once (Appended).
+	advanceNow, webhooksNow chan domain.StreamRef
 }
 
 // New returns the workers.
@@ -96,6 +104,11 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 		// minutes in all), so the sweep only takes what it gave up on.
 		cfg.StalledAfter = 5 * time.Minute
 	}
+	if cfg.PayoutGrace <= 0 {
+		// Longer than a payout rail normally takes to answer; a crashed
+		// process's messages wait as long (AckWait) anyway.
+		cfg.PayoutGrace = 10 * time.Second
+	}
 	if cfg.StalledPoll <= 0 {
 		cfg.StalledPoll = 30 * time.Second
 	}
@@ -103,7 +116,9 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 		cfg.Unavailable = func(error) bool { return false }
 	}
 	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
-		metrics: newMetrics(reg), now: time.Now, webhookWake: make(chan struct{}, 1)}
+		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),
+		webhookWake: make(chan struct{}, 1),
+		advanceNow:  make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue)}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.
@@ -113,6 +128,7 @@ func (w *Workers) Run(ctx context.Context) error {
 	g.Go(func() error { return w.runExpiry(ctx) })
 	g.Go(func() error { return w.runWebhooks(ctx) })
 	g.Go(func() error { return w.runStalled(ctx) })
+	g.Go(func() error { return w.runNow(ctx) })
 	if w.cfg.Invoices != nil {
 		g.Go(func() error { return w.runDeposits(ctx) })
 	}

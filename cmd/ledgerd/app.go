@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/httpapi/dashboard"
@@ -105,7 +106,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		return nil, err
 	}
 	sandbox := cfg.Mode == "sandbox"
-	pays := payments{Reader: reader, store: a.store}
+	pays := payments{Reader: reader, store: a.store,
+		appended: func(ref domain.StreamRef, status, ready bool) { a.workers.Appended(ref, status, ready) }} // a.workers is set below, before anything is served
 	rail := rails.payoutRail(cfg, a.pool)
 	var sandboxBooks httpapi.SandboxPayouts
 	if sandbox {

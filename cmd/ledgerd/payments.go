@@ -13,6 +13,9 @@ import (
 type payments struct {
 	*projections.Reader
 	store *eventstore.Store
+	// appended is told of every command that appended to a payment's
+	// stream (workers.Workers.Appended); nil: nobody.
+	appended func(ref domain.StreamRef, statusChanged, readyForPayout bool)
 }
 
 // ExecutePayment runs a command on the payment aggregate through the event
@@ -26,13 +29,33 @@ func (p payments) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta
 		row, err := p.Payment(ctx, ref.TenantID, ref.ID)
 		return eventstore.Snapshot[domain.Payment]{State: row.Payment, Version: row.Version, UpdatedAt: row.UpdatedAt}, err
 	}
-	return paymentSnapshot(eventstore.ExecuteFrom(ctx, p.store, ref, meta, load, domain.ApplyPayment, decide))
+	var before domain.Payment // as the events were decided on
+	var decided bool
+	snap, err := eventstore.ExecuteFrom(ctx, p.store, ref, meta, load, domain.ApplyPayment,
+		func(pay domain.Payment) ([]domain.Event, error) {
+			events, err := decide(pay)
+			before, decided = pay, len(events) > 0
+			return events, err
+		})
+	if err == nil && decided && p.appended != nil {
+		p.appended(ref, snap.State.Status != before.Status, !readyForPayout(before) && readyForPayout(snap.State))
+	}
+	return paymentSnapshot(snap, err)
+}
+
+// readyForPayout says the lifecycle's next step is p's conversion and payout.
+func readyForPayout(p domain.Payment) bool {
+	return p.Status == domain.StatusDeposited && !p.HeldForDocuments
 }
 
 // CreatePayment appends a new payment's first events through the event store.
 func (p payments) CreatePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
-	return paymentSnapshot(eventstore.CreateSnapshot(ctx, p.store, ref, meta, domain.ApplyPayment, decide))
+	snap, err := eventstore.CreateSnapshot(ctx, p.store, ref, meta, domain.ApplyPayment, decide)
+	if err == nil && snap.Version > 0 && p.appended != nil {
+		p.appended(ref, true, readyForPayout(snap.State))
+	}
+	return paymentSnapshot(snap, err)
 }
 
 func paymentSnapshot(snap eventstore.Snapshot[domain.Payment], err error) (domain.PaymentSnapshot, error) {
