@@ -27,9 +27,6 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 	if !ok || aggregate != "payment" {
 		return nil
 	}
-	// Every status event writes a delivery row, and a recorded attempt may
-	// make the payment's next one due: either way the dispatcher has work.
-	w.wakeWebhooks()
 	tenantID, err1 := uuid.Parse(tenant)
 	paymentID, err2 := uuid.Parse(id)
 	if err1 != nil || err2 != nil {
@@ -51,12 +48,9 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 // that pays. A payment waits for one relay hop (commit, sequencing,
 // JetStream, consumer) instead of two.
 func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID) error {
-	p, err := w.payments.Payment(ctx, tenantID, paymentID)
-	if err != nil {
+	// Whether a deposited payment is held for a document is the decision's to say.
+	if _, ok, err := w.paymentAt(ctx, tenantID, paymentID, domain.StatusDeposited); !ok {
 		return err
-	}
-	if p.Status != domain.StatusDeposited {
-		return nil // whether a deposited payment is held for a document is the decision's to say
 	}
 	prices, err := w.prices.BTCPrices(ctx)
 	if err != nil {
@@ -71,8 +65,7 @@ func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID
 	if err != nil || !converted || after.Status != domain.StatusTransferring {
 		return err
 	}
-	w.wakeWebhooks()
-	if err := w.payOut(ctx, tenantID, paymentID); err != nil {
+	if err := w.payOutPayment(ctx, tenantID, after); err != nil {
 		// The conversion is recorded; its transferring message retries the payout.
 		w.log.Warn("lifecycle: payout after conversion failed; its message will retry it", "payment", paymentID, "err", err)
 	}
@@ -87,12 +80,9 @@ func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID
 // address, a second invoice asked of the recipient); it is not what makes
 // the payout happen once, which the rail's idempotency key does.
 func (w *Workers) takeOverPayout(ctx context.Context, tenantID, paymentID uuid.UUID) error {
-	p, err := w.payments.Payment(ctx, tenantID, paymentID)
-	if err != nil {
+	p, ok, err := w.paymentAt(ctx, tenantID, paymentID, domain.StatusTransferring)
+	if !ok {
 		return err
-	}
-	if p.Status != domain.StatusTransferring {
-		return nil
 	}
 	// Payment.UpdatedAt is the conversion's time: webhook attempts do not move it.
 	if wait := w.cfg.PayoutGrace - w.now().Sub(p.Payment.UpdatedAt); wait > 0 {
@@ -105,16 +95,21 @@ func (w *Workers) takeOverPayout(ctx context.Context, tenantID, paymentID uuid.U
 // answer. A crash anywhere here redelivers the message: the rail answers
 // the repeated idempotency key as it did the first time.
 func (w *Workers) payOut(ctx context.Context, tenantID, paymentID uuid.UUID) error {
-	p, err := w.payments.Payment(ctx, tenantID, paymentID)
-	if err != nil {
+	p, ok, err := w.paymentAt(ctx, tenantID, paymentID, domain.StatusTransferring)
+	if !ok {
 		return err
-	}
-	if p.Status != domain.StatusTransferring {
-		return nil
 	}
 	return w.payOutPayment(ctx, tenantID, p)
 }
 
+// paymentAt reads a payment and says whether it is at status: a step
+// whose status the payment has left has nothing to do.
+func (w *Workers) paymentAt(ctx context.Context, tenantID, paymentID uuid.UUID, status string) (domain.PaymentSnapshot, bool, error) {
+	p, err := w.payments.Payment(ctx, tenantID, paymentID)
+	return p, err == nil && p.Status == status, err
+}
+
+// payOutPayment calls the rail for p, a transferring payment, and records its answer.
 func (w *Workers) payOutPayment(ctx context.Context, tenantID uuid.UUID, p domain.PaymentSnapshot) error {
 	r := p.RecipientDetails
 	out, err := w.rail.Payout(ctx, payout.Request{PaymentID: p.ID, IdempotencyKey: p.ID.String(), Rail: r.PayoutMethod,
@@ -127,8 +122,5 @@ func (w *Workers) payOutPayment(ctx context.Context, tenantID uuid.UUID, p domai
 		return domain.DecidePayoutResult(p, domain.PayoutResult{PayoutID: out.PayoutID, Rejected: out.Rejected,
 			Reason: out.Reason, Now: w.now()})
 	})
-	if err == nil {
-		w.wakeWebhooks()
-	}
 	return err
 }

@@ -35,7 +35,10 @@ type delivery struct {
 // payment.webhook_attempted event, whose projection moves the delivery on
 // in the same transaction. A 2xx is never sent again; a crash between the
 // receiver's 2xx and the record repeats that one delivery, with the same
-// webhook-id, when the lease ends.
+// webhook-id, when the lease ends. A status change's first delivery is
+// usually sent at once by the process that made it (Appended); this loop
+// takes the rest: retries that fall due, deliveries whose process died or
+// whose fast path was full.
 func (w *Workers) runWebhooks(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -52,12 +55,11 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				w.deliverInOrder(context.WithoutCancel(ctx), d)
-				w.wakeWebhooks() // the payment's next status may be due now
 			}()
 		}
 		// Busy, the dispatcher polls every WebhookPoll; idle, it backs off to
 		// webhookIdlePoll rather than query Postgres 50 times a second for
-		// nothing, and a new payment event (wakeWebhooks) brings it back at once.
+		// nothing.
 		if len(claimed) > 0 {
 			wait = w.cfg.WebhookPoll
 		} else {
@@ -66,8 +68,6 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-w.webhookWake:
-			wait = w.cfg.WebhookPoll
 		case <-time.After(wait):
 		}
 	}
@@ -77,16 +77,6 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 // nothing to deliver: the delay of a retry that falls due, or of a
 // delivery whose process died, once its lease ends.
 const webhookIdlePoll = 250 * time.Millisecond
-
-// wakeWebhooks asks the dispatcher to claim at once: a payment event was
-// seen (a delivery row is written with each status event) or an attempt
-// was recorded. It never blocks; one pending wake is enough.
-func (w *Workers) wakeWebhooks() {
-	select {
-	case w.webhookWake <- struct{}{}:
-	default:
-	}
-}
 
 // deliverInOrder makes d's attempt and, once it is delivered, goes on with
 // the payment's next status if that is due: a payment whose statuses

@@ -75,8 +75,6 @@ type Workers struct {
 	metrics  *metrics
 	now      func() time.Time
 	webhooks *webhooks.Client
-	// webhookWake wakes the dispatcher from its idle back-off.
-	webhookWake chan struct{}
 	// Payments whose next step this process takes at once (Appended).
 	advanceNow, webhooksNow chan domain.StreamRef
 }
@@ -117,8 +115,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	}
 	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
 		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),
-		webhookWake: make(chan struct{}, 1),
-		advanceNow:  make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue)}
+		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue)}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.
