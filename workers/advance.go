@@ -29,13 +29,13 @@ const (
 )
 
 // Appended tells this process's workers that a command here appended to a
-// payment's stream: when it changed the payment's status (which writes a
-// webhook delivery), the payment's next delivery is sent at once if due;
-// when it left the payment ready for its payout (deposited, not held for a
-// document), the payment is converted and paid out at once. It never
-// blocks.
-func (w *Workers) Appended(ref domain.StreamRef, statusChanged, readyForPayout bool) {
-	if statusChanged {
+// payment's stream: when it wrote a webhook delivery (a status change of a
+// payment with a webhookUrl), the payment's next delivery is sent at once
+// if due; when it left the payment ready for its payout (deposited, not
+// held for a document), the payment is converted and paid out at once. It
+// never blocks.
+func (w *Workers) Appended(ref domain.StreamRef, newDelivery, readyForPayout bool) {
+	if newDelivery {
 		offer(w.webhooksNow, ref)
 	}
 	if readyForPayout {

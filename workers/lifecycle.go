@@ -42,11 +42,11 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 }
 
 // beginPayout converts a deposited payment at the price of now and, in
-// the same go, pays it out (payOut): the transferring message that follows
-// finds the payment already moved on and does nothing, unless this process
-// failed or died before the payout was recorded, and then it is the one
-// that pays. A payment waits for one relay hop (commit, sequencing,
-// JetStream, consumer) instead of two.
+// the same go, pays it out (payOutPayment) rather than waiting for the
+// transferring message's relay hop (commit, sequencing, JetStream,
+// consumer): that message finds the payment moved on and does nothing,
+// unless this process failed or died before the payout was recorded, and
+// then it is the one that pays (takeOverPayout).
 func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID) error {
 	// Whether a deposited payment is held for a document is the decision's to say.
 	if _, ok, err := w.paymentAt(ctx, tenantID, paymentID, domain.StatusDeposited); !ok {

@@ -107,7 +107,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 	sandbox := cfg.Mode == "sandbox"
 	pays := payments{Reader: reader, store: a.store,
-		appended: func(ref domain.StreamRef, status, ready bool) { a.workers.Appended(ref, status, ready) }} // a.workers is set below, before anything is served
+		appended: func(ref domain.StreamRef, delivery, ready bool) { a.workers.Appended(ref, delivery, ready) }} // a.workers is set below, before anything is served
 	rail := rails.payoutRail(cfg, a.pool)
 	var sandboxBooks httpapi.SandboxPayouts
 	if sandbox {

@@ -15,7 +15,7 @@ type payments struct {
 	store *eventstore.Store
 	// appended is told of every command that appended to a payment's
 	// stream (workers.Workers.Appended); nil: nobody.
-	appended func(ref domain.StreamRef, statusChanged, readyForPayout bool)
+	appended func(ref domain.StreamRef, newDelivery, readyForPayout bool)
 }
 
 // ExecutePayment runs a command on the payment aggregate through the event
@@ -38,7 +38,8 @@ func (p payments) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta
 			return events, err
 		})
 	if err == nil && decided && p.appended != nil {
-		p.appended(ref, snap.State.Status != before.Status, !readyForPayout(before) && readyForPayout(snap.State))
+		p.appended(ref, snap.State.Status != before.Status && snap.State.WebhookURL != "",
+			!readyForPayout(before) && readyForPayout(snap.State))
 	}
 	return paymentSnapshot(snap, err)
 }
@@ -53,7 +54,7 @@ func (p payments) CreatePayment(ctx context.Context, ref domain.StreamRef, meta 
 	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
 	snap, err := eventstore.CreateSnapshot(ctx, p.store, ref, meta, domain.ApplyPayment, decide)
 	if err == nil && snap.Version > 0 && p.appended != nil {
-		p.appended(ref, true, readyForPayout(snap.State))
+		p.appended(ref, snap.State.WebhookURL != "", readyForPayout(snap.State))
 	}
 	return paymentSnapshot(snap, err)
 }
