@@ -36,17 +36,19 @@ const (
 // never blocks.
 func (w *Workers) Appended(ref domain.StreamRef, newDelivery, readyForPayout bool) {
 	if newDelivery {
-		offer(w.webhooksNow, ref)
+		w.offer("webhook", w.webhooksNow, ref)
 	}
 	if readyForPayout {
-		offer(w.advanceNow, ref)
+		w.offer("payout", w.advanceNow, ref)
 	}
 }
 
-func offer(queue chan domain.StreamRef, ref domain.StreamRef) {
+func (w *Workers) offer(step string, queue chan domain.StreamRef, ref domain.StreamRef) {
 	select {
 	case queue <- ref:
+		w.metrics.fastPath.WithLabelValues(step, "queued").Inc()
 	default:
+		w.metrics.fastPath.WithLabelValues(step, "dropped").Inc()
 	}
 }
 

@@ -146,6 +146,7 @@ type metrics struct {
 	webhooks    *prometheus.CounterVec
 	expired     prometheus.Counter
 	stalled     prometheus.Counter
+	fastPath    *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -160,9 +161,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Payments this process expired."}),
 		stalled: prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_payments_stalled_total",
 			Help: "Steps this process ran for payments that had not moved for LEDGER_STALLED_AFTER (their message given up on)."}),
+		fastPath: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ledger_worker_fast_path_total",
+			Help: "Payment steps offered to this process's fast path (payout, webhook), queued or dropped (the queue was full: the message or the dispatcher takes the step)."},
+			[]string{"step", "outcome"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.handled, m.deadLetters, m.webhooks, m.expired, m.stalled)
+		reg.MustRegister(m.handled, m.deadLetters, m.webhooks, m.expired, m.stalled, m.fastPath)
 	}
 	return m
 }

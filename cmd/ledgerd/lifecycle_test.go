@@ -97,7 +97,9 @@ func statuses(p map[string]any) []string {
 
 // TestPaymentLifecycleToSuccess: a deposit moves a Lightning payment
 // through deposited and transferring to success; each status is a signed
-// webhook, in order, each once; the sandbox rail executed one payout.
+// webhook, in order, each once; the sandbox rail executed one payout; the
+// process that took the deposit offered the payout and the webhooks to its
+// fast path.
 func TestPaymentLifecycleToSuccess(t *testing.T) {
 	t.Parallel()
 	p := newPaymentSetup(t, nil)
@@ -138,6 +140,13 @@ func TestPaymentLifecycleToSuccess(t *testing.T) {
 	attempts := mustStatus(t, p.s.call(t, http.MethodGet, "/payments/"+id+"/webhooks", p.tok, ""), http.StatusOK)["items"].([]any)
 	if len(attempts) != 4 {
 		t.Errorf("webhook attempts: got %v", attempts)
+	}
+	metrics := string(p.s.get(t, "/metrics").Body)
+	for _, want := range []string{`ledger_worker_fast_path_total{outcome="queued",step="payout"} 1`,
+		`ledger_worker_fast_path_total{outcome="queued",step="webhook"} 4`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics: no %s", want)
+		}
 	}
 }
 
