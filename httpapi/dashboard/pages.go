@@ -34,12 +34,13 @@ func pathID(r *http.Request, name string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// documentLinks signs a download link for each document id. The links are
+// documentLinks signs a download link for each of docs (idOf names its id). The links are
 // made relative (path and query), so they download from the origin the
 // page came from, whatever the configured public URL.
-func (d *Dashboard) documentLinks(r *http.Request, ids []uuid.UUID) (map[uuid.UUID]string, error) {
-	links := make(map[uuid.UUID]string, len(ids))
-	for _, id := range ids {
+func documentLinks[T any](d *Dashboard, r *http.Request, docs []T, idOf func(T) uuid.UUID) (map[uuid.UUID]string, error) {
+	links := make(map[uuid.UUID]string, len(docs))
+	for _, doc := range docs {
+		id := idOf(doc)
 		link, err := d.Documents.Sign(r.Context(), id)
 		if err != nil {
 			return nil, err

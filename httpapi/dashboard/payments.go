@@ -132,11 +132,7 @@ func (d *Dashboard) paymentPage(w http.ResponseWriter, r *http.Request) error {
 	if view.Documents, _, err = d.Payments.ListPaymentDocuments(ctx, v.TenantID, id, 100, ""); err != nil {
 		return err
 	}
-	ids := make([]uuid.UUID, len(view.Documents))
-	for i, doc := range view.Documents {
-		ids[i] = doc.ID
-	}
-	if view.Links, err = d.documentLinks(r, ids); err != nil {
+	if view.Links, err = documentLinks(d, r, view.Documents, func(doc domain.PaymentDocumentItem) uuid.UUID { return doc.ID }); err != nil {
 		return err
 	}
 	if view.Webhooks, err = d.Payments.ListWebhookAttempts(ctx, v.TenantID, id); err != nil {

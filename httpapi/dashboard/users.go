@@ -56,11 +56,7 @@ func (d *Dashboard) userPage(w http.ResponseWriter, r *http.Request) error {
 	if view.Documents, _, err = d.Users.ListKYCDocuments(ctx, v.TenantID, id, 100, ""); err != nil {
 		return err
 	}
-	ids := make([]uuid.UUID, len(view.Documents))
-	for i, doc := range view.Documents {
-		ids[i] = doc.ID
-	}
-	if view.Links, err = d.documentLinks(r, ids); err != nil {
+	if view.Links, err = documentLinks(d, r, view.Documents, func(doc domain.KYCDocumentItem) uuid.UUID { return doc.ID }); err != nil {
 		return err
 	}
 	if view.Events, err = d.Events.StreamHistory(ctx, domain.StreamRef{TenantID: v.TenantID, Type: "user", ID: id}); err != nil {
