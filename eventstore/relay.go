@@ -182,16 +182,7 @@ func (r *Relay) Run(ctx context.Context) error {
 // sequences and publishes until ctx ends or the connection fails. The lock
 // dies with the connection, so a crashed leader is replaced at once.
 func (r *Relay) lead(ctx context.Context) error {
-	cfg := r.pool.Config().ConnConfig.Copy()
-	// The sequencer's statements are planned on every run, not once for
-	// the connection: a generic plan made while the events table was small
-	// (a new database, statistics not yet gathered by autovacuum) sets
-	// positions with a hash join over a sequential scan of the whole table,
-	// and keeps doing so, at a cost growing with the table, until the
-	// statistics move; planning three statements a round costs nothing
-	// next to that.
-	cfg.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := pgx.ConnectConfig(ctx, r.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}

@@ -199,6 +199,13 @@ func (s *sequencer) chain(ctx context.Context, conn *pgx.Conn, w *pgx.Batch, rd 
 		heads[r.TenantID], headPos[r.TenantID] = r.Hash, r.Position
 		ids[i], positions[i], prevs[i], hashes[i] = r.ID.String(), r.Position, r.PrevHash, r.Hash
 	}
+	// The UPDATE is planned for its arguments on every run: a generic plan
+	// cached while the events table was small (a new database, not yet
+	// analyzed by autovacuum) joins by a sequential scan of the whole table,
+	// and keeps doing so, at a cost growing with the table, until the
+	// statistics move. Only this statement: the read of unsequenced events
+	// is best served by its generic plan (the partial index).
+	w.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`)
 	w.Queue(`UPDATE events e SET position = v.position, prevhash = v.prevhash, hash = v.hash
 		FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[]) AS v(id, position, prevhash, hash)
 		WHERE e.id = v.id`, ids, positions, prevs, hashes)
