@@ -29,6 +29,9 @@ type PaymentWebhookAttempted struct {
 
 func (PaymentWebhookAttempted) EventType() string { return "payment.webhook_attempted" }
 
+// An attempt happened whatever the payment's state: see StateIndependent.
+func (PaymentWebhookAttempted) stateIndependent() {}
+
 var _ = register(EventDef{Type: "payment.webhook_attempted", Version: 1, New: func() Event { return new(PaymentWebhookAttempted) },
 	Doc: "One delivery attempt of a payment status webhook, with its outcome and the next attempt's time."})
 
@@ -44,13 +47,19 @@ type WebhookAttempt struct {
 	Now        time.Time
 }
 
-// DecideWebhookAttempt records an attempt and schedules the next one by
-// schedule (the waits before attempts 2, 3, ...): none after a 2xx or
-// after the last wait.
+// DecideWebhookAttempt records an attempt (NewWebhookAttempted) on an
+// existing payment.
 func DecideWebhookAttempt(p Payment, a WebhookAttempt, schedule []time.Duration) ([]Event, error) {
 	if p.ID == uuid.Nil {
 		return nil, Errorf(NotFound, "not_found", "the payment does not exist")
 	}
+	return []Event{NewWebhookAttempted(a, schedule)}, nil
+}
+
+// NewWebhookAttempted is the record of attempt a, with the next attempt
+// scheduled by schedule (the waits before attempts 2, 3, ...): none after a
+// 2xx or after the last wait.
+func NewWebhookAttempted(a WebhookAttempt, schedule []time.Duration) PaymentWebhookAttempted {
 	at := a.Now.UTC().Truncate(time.Millisecond)
 	e := PaymentWebhookAttempted{EventID: a.EventID, Type: a.Type, Attempt: a.Attempt, DurationMs: a.Duration.Milliseconds(),
 		Delivered: a.Delivered, At: at}
@@ -66,5 +75,5 @@ func DecideWebhookAttempt(p Payment, a WebhookAttempt, schedule []time.Duration)
 			e.NextAttemptAt = &next
 		}
 	}
-	return []Event{e}, nil
+	return e
 }

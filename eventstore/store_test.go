@@ -460,3 +460,100 @@ func TestAppendInRequestTransaction(t *testing.T) {
 		t.Errorf("api keys: got %d, want 3", got)
 	}
 }
+
+// TestAppendAtHeadRacesAppend has writers appending at the stream's head
+// race writers appending at the version they read. Every append succeeds
+// (AppendAtHead never reports a race it lost: it goes again) and the stream
+// ends with each version once, without gap.
+func TestAppendAtHeadRacesAppend(t *testing.T) {
+	t.Parallel()
+	const writers, perWriter = 10, 5
+	ctx := testContext(t, 90*time.Second)
+	store := New(mustMigrated(t, 20), nopProjector{}, nil)
+	s := mustCreateTenant(t, ctx, store)
+
+	var conflicts atomic.Int64
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 2 * writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for done := 0; done < perWriter; {
+				if w%2 == 0 {
+					if err := store.AppendAtHead(ctx, domain.Metadata{}, s.Tenant, webhookAttempt(w, done)); err != nil {
+						t.Errorf("append at head: %v", err)
+						return
+					}
+					done++
+					continue
+				}
+				_, version, err := Fold(ctx, store, s.Tenant, domain.ApplyTenant)
+				if err != nil {
+					t.Errorf("fold: %v", err)
+					return
+				}
+				_, err = store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: version, Events: []domain.Event{newKey()}})
+				switch {
+				case errors.Is(err, ErrVersionConflict):
+					conflicts.Add(1)
+				case err != nil:
+					t.Errorf("append: %v", err)
+					return
+				default:
+					done++
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	checkContiguous(t, ctx, store, s.Tenant, 2+2*writers*perWriter)
+	recs, err := store.Load(ctx, s.Tenant)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	var attempts int
+	for _, r := range recs {
+		if r.Type == "payment.webhook_attempted" {
+			attempts++
+		}
+	}
+	if attempts != writers*perWriter {
+		t.Errorf("got %d events appended at the head, want %d", attempts, writers*perWriter)
+	}
+	t.Logf("%d conflicts of the writers appending at a version they read", conflicts.Load())
+}
+
+// TestAppendAtHeadNeedsTheStream checks that appending at the head of a
+// stream that does not exist, or exists in another tenant, is NotFound and
+// writes nothing.
+func TestAppendAtHeadNeedsTheStream(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 30*time.Second)
+	pool := mustMigrated(t, 4)
+	store := New(pool, nopProjector{}, nil)
+	s := mustCreateTenant(t, ctx, store)
+	for name, stream := range map[string]domain.StreamRef{
+		"no such stream":   {TenantID: s.Tenant.TenantID, Type: "payment", ID: uuid.New()},
+		"another tenant's": {TenantID: uuid.New(), Type: "tenant", ID: s.Tenant.ID},
+	} {
+		err := store.AppendAtHead(ctx, domain.Metadata{}, stream, webhookAttempt(0, 0))
+		if domain.ErrorKind(err) != domain.NotFound {
+			t.Errorf("%s: got %v, want a NotFound error", name, err)
+		}
+	}
+	if got := countRows(t, ctx, pool, `SELECT count(*) FROM events`); got != 3 {
+		t.Errorf("events: got %d, want the tenant's 3", got)
+	}
+}
+
+// webhookAttempt is a StateIndependent event, distinct per writer and try.
+func webhookAttempt(writer, try int) domain.PaymentWebhookAttempted {
+	return domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: uuid.New(), Type: "payment.success",
+		Attempt: try + 1, StatusCode: 200 + writer, Delivered: true, Now: time.Now()}, domain.WebhookRetrySchedule)
+}

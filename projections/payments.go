@@ -32,8 +32,13 @@ func projectPayment(b *pgx.Batch, r domain.Record, e domain.Event) {
 			e.Size, e.SHA256, e.At)
 		mergePayment(b, r, e)
 	case domain.PaymentWebhookAttempted:
+		// Appended at the stream's head (eventstore.Store.AppendAtHead), so
+		// r.StreamVersion is not known here: nothing of the payment changes
+		// but its version, which is one more than the row's, since every
+		// event of the stream moves the row in the event's own transaction.
+		// Its large jsonb state is neither rebuilt nor written again.
 		projectWebhookAttempt(b, r, e)
-		mergePayment(b, r, e)
+		b.Queue(`UPDATE payments SET version = version + 1, updated_at = $1 WHERE id = $2`, r.RecordedAt, r.StreamID)
 	default:
 		mergePayment(b, r, e)
 		if status := domain.StatusOf(e); status != "" {
@@ -76,13 +81,6 @@ func projectWebhookAttempt(b *pgx.Batch, r domain.Record, e domain.PaymentWebhoo
 // its status-log line.
 func mergePayment(b *pgx.Batch, r domain.Record, e domain.Event) {
 	changes, line := domain.PaymentChanges(e)
-	if changes == nil && line == nil {
-		// Nothing of the payment changes (a webhook attempt): leave its
-		// state alone, so the row's large jsonb is neither rebuilt nor
-		// written again, only the stream's version moves.
-		b.Queue(`UPDATE payments SET version = $1, updated_at = $2 WHERE id = $3`, r.StreamVersion, r.RecordedAt, r.StreamID)
-		return
-	}
 	if changes == nil {
 		changes = map[string]any{}
 	}

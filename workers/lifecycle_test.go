@@ -35,6 +35,10 @@ func (p payments) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta
 	return domain.PaymentSnapshot{Payment: snap.State, Version: snap.Version}, err
 }
 
+func (p payments) AppendToPayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata, events ...domain.StateIndependent) error {
+	return p.store.AppendAtHead(ctx, meta, ref, events...)
+}
+
 type fixedPrices struct{}
 
 func (fixedPrices) BTCPrices(context.Context) (domain.BTCPrices, error) {

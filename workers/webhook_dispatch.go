@@ -150,18 +150,16 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 	body, _ := json.Marshal(webhookBody{ID: d.eventID.String(), Type: d.typ, CreatedAt: d.occurredAt.UTC().Format(domain.TimeFormat), Data: data})
 	a := w.webhooks.Deliver(ctx, p.WebhookURL, p.WebhookSecret, d.eventID.String(), body, w.now())
 	w.metrics.webhooks.WithLabelValues(map[bool]string{true: "delivered", false: "failed"}[a.Delivered]).Inc()
-	// The record competes with the lifecycle's appends to the same stream;
-	// losing a 2xx to a version conflict would send it again, so conflicts
-	// are decided again here (execute) rather than left to the lease. So is
-	// a database that went away (a restart, a failover), for half the lease:
-	// past that, another process may claim the delivery, and it is sent
-	// again anyway.
+	// The record is appended at the payment's head: the lifecycle's appends
+	// to the same stream cannot make it fail, and losing a 2xx would send it
+	// again. A database that went away (a restart, a failover) is retried
+	// for half the lease: past that, another process may claim the
+	// delivery, and it is sent again anyway.
 	at := w.now()
 	for {
-		_, err = w.execute(ctx, d.tenantID, d.paymentID, func(p domain.Payment) ([]domain.Event, error) {
-			return domain.DecideWebhookAttempt(p, domain.WebhookAttempt{EventID: d.eventID, Type: d.typ, Attempt: d.attempts + 1,
-				StatusCode: a.StatusCode, Duration: a.Duration, Err: a.Err, Delivered: a.Delivered, Now: at}, w.cfg.WebhookSchedule)
-		})
+		err = w.payments.AppendToPayment(ctx, paymentRef(d.tenantID, d.paymentID), workerMeta,
+			domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: d.eventID, Type: d.typ, Attempt: d.attempts + 1,
+				StatusCode: a.StatusCode, Duration: a.Duration, Err: a.Err, Delivered: a.Delivered, Now: at}, w.cfg.WebhookSchedule))
 		if err == nil || !w.cfg.Unavailable(err) || w.now().Sub(at) >= leaseFor/2 {
 			break
 		}

@@ -24,6 +24,10 @@ type Payments interface {
 	Payment(ctx context.Context, tenantID, id uuid.UUID) (domain.PaymentSnapshot, error)
 	ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
+	// AppendToPayment records facts that hold whatever the payment's state
+	// (a webhook attempt) at its stream's head, without reading it first
+	// (eventstore.Store.AppendAtHead).
+	AppendToPayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata, events ...domain.StateIndependent) error
 }
 
 // Prices is the price source conversions use.

@@ -127,10 +127,12 @@ func auditSeed(t *testing.T) auditLedger {
 	})
 	s.deposit(l.tenantA, l.paid, 1, now) // the rest: deposited
 	s.payout(l.tenantA, l.paid, false, now)
-	s.pay(l.tenantA, l.paid, func(p domain.Payment) ([]domain.Event, error) {
-		return domain.DecideWebhookAttempt(p, domain.WebhookAttempt{EventID: uuid.New(), Type: "payment.success", Attempt: 1,
-			StatusCode: 500, Duration: 40 * time.Millisecond, Err: "HTTP 500", Now: now}, domain.WebhookRetrySchedule)
-	})
+	// A webhook attempt, appended at the stream's head as the dispatcher does.
+	if err := s.store.AppendAtHead(ctx, domain.Metadata{Actor: "worker"}, domain.StreamRef{TenantID: l.tenantA, Type: "payment", ID: l.paid},
+		domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: uuid.New(), Type: "payment.success", Attempt: 1,
+			StatusCode: 500, Duration: 40 * time.Millisecond, Err: "HTTP 500", Now: now}, domain.WebhookRetrySchedule)); err != nil {
+		t.Fatalf("append webhook attempt: %v", err)
+	}
 
 	failed := s.payment(l.tenantA, l.user, shop, now)
 	s.deposit(l.tenantA, failed, 1, now)

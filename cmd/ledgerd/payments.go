@@ -44,6 +44,13 @@ func (p payments) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta
 	return paymentSnapshot(snap, err)
 }
 
+// AppendToPayment appends facts that hold whatever the payment's state (a
+// webhook attempt) at the head of its stream: no read, no version conflict
+// with the lifecycle's appends to the same payment.
+func (p payments) AppendToPayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata, events ...domain.StateIndependent) error {
+	return p.store.AppendAtHead(ctx, meta, ref, events...)
+}
+
 // readyForPayout says the lifecycle's next step is p's conversion and payout.
 func readyForPayout(p domain.Payment) bool {
 	return p.Status == domain.StatusDeposited && !p.HeldForDocuments

@@ -1,0 +1,84 @@
+package eventstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// headRetries bounds AppendAtHead's retries after losing a version to a
+// concurrent writer of the same stream. Each loss means another append
+// committed in the meantime, so the bound is only reached by a stream
+// written faster than one append can go through.
+const headRetries = 20
+
+// appendEventsAtHead is migration 0005's function.
+const appendEventsAtHead = `SELECT append_events_at_head($1, $2, $3, $4, $5::uuid[], $6::text[], $7::int[], $8::jsonb[], $9::jsonb[])`
+
+// AppendAtHead appends events after whatever stream holds when the append
+// runs, with their read-model updates, in one round trip and without reading
+// the stream first: for facts that are true whatever the stream's state (a
+// webhook attempt happened), where Append's optimistic check would only cost
+// a read and, under load, conflicts with the stream's other writers. The
+// versions stay one per event, with no gap; a race for the same version is
+// retried here. The projection sees the records with StreamVersion 0 (the
+// database assigns them), which StateIndependent events' projections do
+// not use. A stream that does not exist in stream.TenantID is NotFound.
+func (s *Store) AppendAtHead(ctx context.Context, meta domain.Metadata, stream domain.StreamRef, events ...domain.StateIndependent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	start := s.now()
+	recs := make([]domain.Record, len(events))
+	var ids, types, datas, metas []string
+	var schemas []int
+	for i, e := range events {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return fmt.Errorf("event id: %w", err)
+		}
+		if recs[i], err = domain.NewRecord(stream, 0, e, meta, id, start); err != nil {
+			return err
+		}
+		m, err := json.Marshal(recs[i].Meta)
+		if err != nil {
+			return fmt.Errorf("encode metadata: %w", err)
+		}
+		ids, types, schemas = append(ids, id.String()), append(types, recs[i].Type), append(schemas, recs[i].SchemaVersion)
+		datas, metas = append(datas, string(recs[i].Data)), append(metas, string(m))
+	}
+	for try := 0; ; try++ {
+		// A batch is built afresh for each try: a sent one keeps the
+		// statement descriptions of the connection it ran on.
+		b := &pgx.Batch{}
+		b.Queue(appendEventsAtHead, stream.TenantID, stream.Type, stream.ID, recs[0].RecordedAt, ids, types, schemas, datas, metas)
+		if err := s.projector.Project(b, recs); err != nil {
+			return err
+		}
+		err := s.send(ctx, b, 1)
+		switch {
+		case err == nil:
+			s.appendDur.Observe(s.now().Sub(start).Seconds())
+			return nil
+		case isMissingStream(err):
+			return &domain.Error{Kind: domain.NotFound, Code: "not_found",
+				Message: fmt.Sprintf("the %s does not exist", stream.Type), Err: err}
+		case !errors.Is(err, ErrVersionConflict) || try >= headRetries || ctx.Err() != nil:
+			return err
+		}
+	}
+}
+
+// isMissingStream reports append_events_at_head's error for a stream that
+// does not exist.
+func isMissingStream(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "LV404"
+}
