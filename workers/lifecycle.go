@@ -48,16 +48,20 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 // unless this process failed or died before the payout was recorded, and
 // then it is the one that pays (takeOverPayout).
 func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID) error {
-	// Whether a deposited payment is held for a document is the decision's to say.
-	if _, ok, err := w.paymentAt(ctx, tenantID, paymentID, domain.StatusDeposited); !ok {
-		return err
-	}
-	prices, err := w.prices.BTCPrices(ctx)
-	if err != nil {
-		return err
-	}
 	var converted bool // by this call: another process's conversion is its to pay out
 	after, err := w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
+		converted = false
+		// A payment that has left deposited has nothing to convert (most
+		// messages find it so, after the fast path): no price is asked for.
+		// Whether a deposited one is held for a document is the decision's
+		// to say.
+		if p.Status != domain.StatusDeposited {
+			return nil, nil
+		}
+		prices, err := w.prices.BTCPrices(ctx)
+		if err != nil {
+			return nil, err
+		}
 		events, err := domain.DecideBeginPayout(p, domain.BeginPayout{Prices: prices, OTCFeeRate: w.cfg.OTCFeeRate, Now: w.now()})
 		converted = len(events) > 0
 		return events, err

@@ -35,10 +35,6 @@ func NewSandbox(pool *pgxpool.Pool, delay time.Duration) *Sandbox {
 // Payout executes r once per idempotency key; a repeated key answers what
 // the first call decided.
 func (s *Sandbox) Payout(ctx context.Context, r Request) (Outcome, error) {
-	if _, err := s.pool.Exec(ctx, `INSERT INTO sandbox_payout_calls (payment_id, calls) VALUES ($1, 1)
-		ON CONFLICT (payment_id) DO UPDATE SET calls = sandbox_payout_calls.calls + 1`, r.PaymentID); err != nil {
-		return Outcome{}, fmt.Errorf("sandbox payout: count call: %w", err)
-	}
 	status, reason := "completed", ""
 	switch {
 	case r.Rail == "BANK" && r.AccountNumber == FailingAccountNumber:
@@ -49,9 +45,24 @@ func (s *Sandbox) Payout(ctx context.Context, r Request) (Outcome, error) {
 	dest := r.AccountNumber + r.PhoneNumber + r.LNURL
 	id := uuid.Must(uuid.NewV7())
 	var out Outcome
-	err := s.pool.QueryRow(ctx, `INSERT INTO sandbox_payouts (id, payment_id, idempotency_key, rail, amount, currency, destination, status, reason)
+	// The call is counted and the payout executed in one round trip (and
+	// one transaction).
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO sandbox_payout_calls (payment_id, calls) VALUES ($1, 1)
+		ON CONFLICT (payment_id) DO UPDATE SET calls = sandbox_payout_calls.calls + 1`, r.PaymentID)
+	b.Queue(`INSERT INTO sandbox_payouts (id, payment_id, idempotency_key, rail, amount, currency, destination, status, reason)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id`,
-		id, r.PaymentID, r.IdempotencyKey, r.Rail, r.Amount, r.Currency, dest, status, reason).Scan(&id)
+		id, r.PaymentID, r.IdempotencyKey, r.Rail, r.Amount, r.Currency, dest, status, reason)
+	br := s.pool.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&id)
+	}
+	// The batch commits at Close: its error outranks the scan's, even the
+	// "no row" of a repeated key.
+	if cerr := br.Close(); cerr != nil {
+		err = cerr
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Already executed: answer as the first call did.
 		err = s.pool.QueryRow(ctx, `SELECT id, status, reason FROM sandbox_payouts WHERE idempotency_key = $1`,
