@@ -85,14 +85,20 @@ func (w *Workers) runNow(ctx context.Context) error {
 }
 
 // sendPaymentWebhooks sends the payment's next delivery if it is due and
-// nobody holds it, then the ones after it (deliverInOrder).
+// nobody holds it, then the ones after it (deliverInOrder). When a
+// goroutine here sends the payment's webhooks already, it is left to that
+// one (sendingPayments).
 func (w *Workers) sendPaymentWebhooks(ctx context.Context, paymentID uuid.UUID) {
+	if !w.senders.enterUnlessBusy(paymentID) {
+		return
+	}
 	claimed, err := w.claimPaymentWebhook(ctx, paymentID)
 	if err != nil {
 		w.log.Debug("webhooks: claim a payment's delivery; the dispatcher will", "payment", paymentID, "err", err)
+	}
+	if len(claimed) == 0 {
+		w.senders.leave(paymentID)
 		return
 	}
-	for _, d := range claimed {
-		w.deliverInOrder(ctx, d)
-	}
+	w.deliverInOrder(ctx, claimed[0])
 }

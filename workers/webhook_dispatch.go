@@ -51,6 +51,7 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 			w.log.Warn("webhooks: claim", "err", err)
 		}
 		for _, d := range claimed {
+			w.senders.enter(d.paymentID)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -79,14 +80,23 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 const webhookIdlePoll = 250 * time.Millisecond
 
 // deliverInOrder makes d's attempt and, once it is delivered, goes on with
-// the payment's next status if that is due: a payment whose statuses
-// follow each other closely (deposited, transferring, success within
-// milliseconds) then has them sent back to back, each as soon as the one
-// before got its 2xx, instead of one per round of the dispatcher.
+// the payment's next status if one was written here meanwhile: a payment
+// whose statuses follow each other closely (deposited, transferring,
+// success within milliseconds) then has them sent back to back, each as
+// soon as the one before got its 2xx, instead of one per round of the
+// dispatcher. The caller has entered d's payment in w.senders; this leaves it.
 func (w *Workers) deliverInOrder(ctx context.Context, d delivery) {
-	for w.deliver(ctx, d) {
+	for {
+		if !w.deliver(ctx, d) {
+			w.senders.leave(d.paymentID)
+			return
+		}
+		if !w.senders.claimNext(d.paymentID) {
+			return
+		}
 		next, err := w.claimPaymentWebhook(ctx, d.paymentID)
 		if err != nil || len(next) == 0 {
+			w.senders.leave(d.paymentID)
 			return
 		}
 		d = next[0]
