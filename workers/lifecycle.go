@@ -32,6 +32,9 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 	if err1 != nil || err2 != nil {
 		return nil // not a subject this service writes: nothing to do, and retrying will not help
 	}
+	if w.settled.has(paymentID) {
+		return nil // its payout result is recorded: no step is left
+	}
 	switch event {
 	case "deposited", "document_attached":
 		return w.beginPayout(ctx, tenantID, paymentID)
@@ -122,9 +125,12 @@ func (w *Workers) payOutPayment(ctx context.Context, tenantID uuid.UUID, p domai
 	if err != nil {
 		return fmt.Errorf("payout of %s: %w", p.ID, err)
 	}
-	_, err = w.execute(ctx, tenantID, p.ID, func(p domain.Payment) ([]domain.Event, error) {
+	after, err := w.execute(ctx, tenantID, p.ID, func(p domain.Payment) ([]domain.Event, error) {
 		return domain.DecidePayoutResult(p, domain.PayoutResult{PayoutID: out.PayoutID, Rejected: out.Rejected,
 			Reason: out.Reason, Now: w.now()})
 	})
+	if err == nil && (after.Status == domain.StatusSuccess || after.Status == domain.StatusFailed) {
+		w.settled.add(p.ID)
+	}
 	return err
 }

@@ -82,6 +82,7 @@ type Workers struct {
 	// Payments whose next step this process takes at once (Appended).
 	advanceNow, webhooksNow chan domain.StreamRef
 	senders                 *sendingPayments // payments whose webhooks a goroutine here is sending
+	settled                 *settledHere     // payments whose payout result this process recorded
 }
 
 // New returns the workers.
@@ -121,7 +122,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
 		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
-		senders: newSendingPayments()}
+		senders: newSendingPayments(), settled: newSettledHere()}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.
