@@ -65,6 +65,7 @@ func (s *Store) AppendAtHead(ctx context.Context, meta domain.Metadata, stream d
 		err := s.send(ctx, b, 1)
 		switch {
 		case err == nil:
+			s.appendCommitted(ctx)
 			s.appendDur.Observe(s.now().Sub(start).Seconds())
 			return nil
 		case isMissingStream(err):

@@ -30,6 +30,9 @@ type Idempotency struct {
 	// pool, so a request holding one can always get a second connection for
 	// its reads and the pool cannot deadlock.
 	slots chan struct{}
+	// committed is called after each request's transaction commits
+	// (OnCommit): events its appends wrote are now visible.
+	committed func()
 }
 
 // NewIdempotency returns the idempotency store over pool.
@@ -37,6 +40,11 @@ func NewIdempotency(pool *pgxpool.Pool) *Idempotency {
 	n := max(int(pool.Config().MaxConns)/2, 1)
 	return &Idempotency{pool: pool, slots: make(chan struct{}, n)}
 }
+
+// OnCommit has f called after each request's transaction commits: the
+// appends made in it (Store.Append inside Do) are visible from then on.
+// ledgerd wires it to Relay.Wake. Set it before serving.
+func (i *Idempotency) OnCommit(f func()) { i.committed = f }
 
 // Do runs run once per (scope, key) within IdempotencyTTL and returns its
 // response, or the recorded response of the first run (replayed true). A
@@ -95,6 +103,9 @@ func (i *Idempotency) Do(ctx context.Context, scope, key string, requestHash []b
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, "", nil, false, fmt.Errorf("idempotency: commit: %w", err)
+	}
+	if i.committed != nil {
+		i.committed()
 	}
 	return status, contentType, body, false, nil
 }

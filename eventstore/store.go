@@ -43,6 +43,20 @@ type Store struct {
 	projector Projector
 	now       func() time.Time
 	appendDur prometheus.Histogram
+	committed func() // OnCommit's
+}
+
+// OnCommit has f called after every append that commits on its own (one
+// inside a request's transaction commits with it: Idempotency.OnCommit).
+// ledgerd wires it to Relay.Wake. Set it before appending.
+func (s *Store) OnCommit(f func()) { s.committed = f }
+
+// appendCommitted tells OnCommit's function of an append that committed
+// now: not one made in an outer transaction, which commits later.
+func (s *Store) appendCommitted(ctx context.Context) {
+	if s.committed != nil && outerTx(ctx) == nil {
+		s.committed()
+	}
 }
 
 // New returns a Store writing through pool and projecting with projector.
@@ -108,6 +122,7 @@ func (s *Store) Append(ctx context.Context, meta domain.Metadata, batches ...Bat
 	if err := s.send(ctx, b, appends); err != nil {
 		return nil, err
 	}
+	s.appendCommitted(ctx)
 	s.appendDur.Observe(s.now().Sub(start).Seconds())
 	return recs, nil
 }

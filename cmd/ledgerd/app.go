@@ -98,6 +98,10 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		SubjectPrefix: cfg.NATSSubjectPrefix, Replicas: cfg.NATSReplicas}, log, reg)
 	a.store = eventstore.New(a.pool, projections.Projector{}, reg)
 	a.idem = eventstore.NewIdempotency(a.pool)
+	// The relay of this process sequences its appends as soon as they
+	// commit, instead of at its next poll.
+	a.store.OnCommit(a.relay.Wake)
+	a.idem.OnCommit(a.relay.Wake)
 	reader := projections.NewReader(a.pool)
 	uses := eventstore.NewAPIKeyUses(a.pool)
 	keys := eventstore.NewKeys(a.pool)
