@@ -160,11 +160,12 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 	body, _ := json.Marshal(webhookBody{ID: d.eventID.String(), Type: d.typ, CreatedAt: d.occurredAt.UTC().Format(domain.TimeFormat), Data: data})
 	a := w.webhooks.Deliver(ctx, p.WebhookURL, p.WebhookSecret, d.eventID.String(), body, w.now())
 	w.metrics.webhooks.WithLabelValues(map[bool]string{true: "delivered", false: "failed"}[a.Delivered]).Inc()
-	// The record is appended at the payment's head: the lifecycle's appends
-	// to the same stream cannot make it fail, and losing a 2xx would send it
-	// again. A database that went away (a restart, a failover) is retried
-	// for half the lease: past that, another process may claim the
-	// delivery, and it is sent again anyway.
+	// A 2xx whose record is lost is sent again, so the record must not
+	// fail needlessly: it is appended at the payment's head, where the
+	// lifecycle's appends to the same stream cannot make it conflict, and a
+	// database that went away (a restart, a failover) is retried for half
+	// the lease: past that, another process may claim the delivery, and it
+	// is sent again anyway.
 	at := w.now()
 	for {
 		err = w.payments.AppendToPayment(ctx, paymentRef(d.tenantID, d.paymentID), workerMeta,
