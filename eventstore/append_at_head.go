@@ -2,7 +2,6 @@ package eventstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -37,8 +36,7 @@ func (s *Store) AppendAtHead(ctx context.Context, meta domain.Metadata, stream d
 	}
 	start := s.now()
 	recs := make([]domain.Record, len(events))
-	var ids, types, datas, metas []string
-	var schemas []int
+	var c eventColumns // the versions are the database's to assign: not sent
 	for i, e := range events {
 		id, err := uuid.NewV7()
 		if err != nil {
@@ -47,18 +45,15 @@ func (s *Store) AppendAtHead(ctx context.Context, meta domain.Metadata, stream d
 		if recs[i], err = domain.NewRecord(stream, 0, e, meta, id, start); err != nil {
 			return err
 		}
-		m, err := json.Marshal(recs[i].Meta)
-		if err != nil {
-			return fmt.Errorf("encode metadata: %w", err)
+		if err := c.add(recs[i]); err != nil {
+			return err
 		}
-		ids, types, schemas = append(ids, id.String()), append(types, recs[i].Type), append(schemas, recs[i].SchemaVersion)
-		datas, metas = append(datas, string(recs[i].Data)), append(metas, string(m))
 	}
 	for try := 0; ; try++ {
 		// A batch is built afresh for each try: a sent one keeps the
 		// statement descriptions of the connection it ran on.
 		b := &pgx.Batch{}
-		b.Queue(appendEventsAtHead, stream.TenantID, stream.Type, stream.ID, recs[0].RecordedAt, ids, types, schemas, datas, metas)
+		b.Queue(appendEventsAtHead, stream.TenantID, stream.Type, stream.ID, recs[0].RecordedAt, c.ids, c.types, c.schemas, c.datas, c.metas)
 		if err := s.projector.Project(b, recs); err != nil {
 			return err
 		}

@@ -191,27 +191,37 @@ const appendEvents = `SELECT append_events($1, $2, $3, $4, $5, $6::uuid[], $7::i
 
 // queueBatch queues the append_events call of one batch.
 func queueBatch(q *pgx.Batch, b Batch, all []domain.Record) error {
-	var (
-		ids, types      []string
-		versions, schem []int
-		datas, metas    []string
-		recordedAt      time.Time
-	)
+	var c eventColumns
+	var recordedAt time.Time
 	for _, r := range all {
 		if r.StreamID != b.Stream.ID || r.StreamVersion <= b.Expected || r.StreamVersion > b.Expected+len(b.Events) {
 			continue
 		}
-		meta, err := json.Marshal(r.Meta)
-		if err != nil {
-			return fmt.Errorf("encode metadata: %w", err)
+		if err := c.add(r); err != nil {
+			return err
 		}
-		ids, types = append(ids, r.ID.String()), append(types, r.Type)
-		versions, schem = append(versions, r.StreamVersion), append(schem, r.SchemaVersion)
-		datas, metas = append(datas, string(r.Data)), append(metas, string(meta))
 		recordedAt = r.RecordedAt
 	}
 	q.Queue(appendEvents, b.Stream.TenantID, b.Stream.Type, b.Stream.ID, b.Expected, recordedAt,
-		ids, versions, types, schem, datas, metas)
+		c.ids, c.versions, c.types, c.schemas, c.datas, c.metas)
+	return nil
+}
+
+// eventColumns are records as the array arguments of append_events and
+// append_events_at_head, one element per record.
+type eventColumns struct {
+	ids, types, datas, metas []string
+	versions, schemas        []int
+}
+
+func (c *eventColumns) add(r domain.Record) error {
+	meta, err := json.Marshal(r.Meta)
+	if err != nil {
+		return fmt.Errorf("encode metadata: %w", err)
+	}
+	c.ids, c.types = append(c.ids, r.ID.String()), append(c.types, r.Type)
+	c.versions, c.schemas = append(c.versions, r.StreamVersion), append(c.schemas, r.SchemaVersion)
+	c.datas, c.metas = append(c.datas, string(r.Data)), append(c.metas, string(meta))
 	return nil
 }
 
