@@ -59,17 +59,21 @@ func queueWebhook(b *pgx.Batch, r domain.Record) {
 		r.ID, r.StreamVersion, r.Type, r.RecordedAt, r.StreamID)
 }
 
-// projectWebhookAttempt records an attempt and moves its delivery on:
-// delivered after a 2xx, pending until the next attempt, or exhausted.
+// projectWebhookAttempt records an attempt and moves its delivery on: gone
+// from the work list after a 2xx, pending until the next attempt, or
+// exhausted. A delivered row is deleted rather than marked: nothing reads
+// it again (webhook_attempts is its history), and a delete writes neither
+// a new row version nor another copy of its payment.
 func projectWebhookAttempt(b *pgx.Batch, r domain.Record, e domain.PaymentWebhookAttempted) {
 	b.Queue(`INSERT INTO webhook_attempts (event_id, attempt, tenant_id, payment_id, type, at, status_code, duration_ms, error)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
 		e.EventID, e.Attempt, r.TenantID, r.StreamID, e.Type, e.At, e.StatusCode, e.DurationMs, e.Error)
+	if e.Delivered {
+		b.Queue(`DELETE FROM webhook_deliveries WHERE event_id = $1`, e.EventID)
+		return
+	}
 	status := "pending"
-	switch {
-	case e.Delivered:
-		status = "delivered"
-	case e.NextAttemptAt == nil:
+	if e.NextAttemptAt == nil {
 		status = "exhausted"
 	}
 	b.Queue(`UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = coalesce($3, next_attempt_at),

@@ -95,10 +95,10 @@ import (
 // as their owner) and would have to be granted again.
 //
 // Work queues: payment_deadlines and webhook_deliveries are derived from
-// events like any read model. A delivery's state (pending, delivered,
-// exhausted, its attempts and next attempt) is moved on by the
+// events like any read model. A delivery's state (pending, exhausted, its
+// attempts and next attempt, or gone once delivered) is moved on by the
 // payment.webhook_attempted events the dispatcher appends, so a rebuild
-// reproduces "delivered" and sends nothing again. The one thing no event
+// leaves out what was delivered and sends nothing again. The one thing no event
 // records, a dispatcher's lease (lease_until) on a delivery in flight, is
 // carried over from the live table in the swap transaction, so no other
 // dispatcher sends it again because of the rebuild.
@@ -347,8 +347,8 @@ func qualified(schema, table string) string { return pgx.Identifier{schema, tabl
 // statements (prepared against the shadow tables) must never serve anyone
 // else. synchronous_commit is off for the bulk work; the swap turns it on.
 //
-// The large jsonb values (a payment's state, and its copy in each webhook
-// delivery) are compressed with lz4 where the server has it: some 15% less
+// The large jsonb values (a payment's state, and its copy in each pending
+// webhook delivery) are compressed with lz4 where the server has it: some 15% less
 // of the COPYs' CPU than pglz, and transparent to readers, since Postgres
 // records the method with each value.
 func (r *rebuilder) connect(ctx context.Context) error {
@@ -1555,10 +1555,13 @@ type (
 		version  int
 		typ      string
 		occurred time.Time
-		payment  []byte // jsonb
+		payment  []byte // jsonb; nil until copyStateToDeliveries
 		status   string
 		attempts int
 		next     time.Time
+		// delivered: a 2xx deleted the row (projectWebhookAttempt); kept
+		// here only so later attempts at it change nothing, as in SQL.
+		delivered bool
 	}
 )
 
@@ -1659,7 +1662,11 @@ func (f *folder) endStream(ctx context.Context) error {
 		if s.deadline != nil {
 			emit("payment_deadlines", p.id, p.tenant, *s.deadline)
 		}
+		s.copyStateToDeliveries()
 		for _, d := range s.deliveries {
+			if d.delivered {
+				continue
+			}
 			emit("webhook_deliveries", d.event, p.tenant, p.id, d.version, d.typ, d.occurred, d.payment, d.status, d.attempts, d.next)
 		}
 	}
@@ -1905,16 +1912,19 @@ func (s *streamFold) applyPayment(r domain.Record, e domain.Event) error {
 		if d == nil {
 			return errUnfoldable // the delivery of another stream, or none
 		}
-		d.status = "pending"
 		switch {
+		case d.delivered: // the DELETE left no row to move on
 		case e.Delivered:
-			d.status = "delivered"
-		case e.NextAttemptAt == nil:
-			d.status = "exhausted"
-		}
-		d.attempts = e.Attempt
-		if e.NextAttemptAt != nil {
-			d.next = *e.NextAttemptAt
+			d.delivered = true
+		default:
+			d.status = "pending"
+			if e.NextAttemptAt == nil {
+				d.status = "exhausted"
+			}
+			d.attempts = e.Attempt
+			if e.NextAttemptAt != nil {
+				d.next = *e.NextAttemptAt
+			}
 		}
 		return s.mergePayment(r, e)
 	default:
@@ -1988,7 +1998,23 @@ func (s *streamFold) queueWebhook(r domain.Record) {
 		return
 	}
 	s.deliveries = append(s.deliveries, &deliveryRow{event: r.ID, version: r.StreamVersion, typ: r.Type, occurred: r.RecordedAt,
-		payment: p.state.text(), status: "pending", next: r.RecordedAt})
+		status: "pending", next: r.RecordedAt})
+}
+
+// copyStateToDeliveries gives the deliveries queued since the payment's
+// state last changed their copy of it. It runs before the state changes
+// and when the stream's rows are written: a delivery delivered before
+// either (most are) never pays for the copy of a state it does not keep.
+func (s *streamFold) copyStateToDeliveries() {
+	var text []byte
+	for _, d := range s.deliveries {
+		if d.payment == nil && !d.delivered {
+			if text == nil {
+				text = s.payment.state.text()
+			}
+			d.payment = text
+		}
+	}
 }
 
 // mergePayment is mergePayment's UPDATE.
@@ -2004,6 +2030,9 @@ func (s *streamFold) mergePayment(r domain.Record, e domain.Event) error {
 	}
 	if _, ok := changes["statusLogs"]; ok {
 		return errUnfoldable
+	}
+	if len(changes) > 0 || line != nil {
+		s.copyStateToDeliveries()
 	}
 	p.state.merge(changes)
 	if line != nil { // (state->'statusLogs') || '[line]'

@@ -512,7 +512,11 @@ func TestRebuildRepairsCorruptedRows(t *testing.T) {
 		`UPDATE users SET name = 'Mallory', version = 99 WHERE role = 'Normal User'`,
 		`INSERT INTO merchants SELECT gen_random_uuid(), tenant_id, 'Ghost', country, currency, payout_method, bank_name,
 			account_number, phone_number, lnurl, 1, created_at, updated_at FROM merchants LIMIT 1`,
-		`UPDATE webhook_deliveries SET status = 'pending', attempts = 0 WHERE status = 'delivered'`,
+		// A delivered webhook's row back as pending: it would be sent again.
+		`INSERT INTO webhook_deliveries (event_id, tenant_id, payment_id, stream_version, type, occurred_at, payment, next_attempt_at)
+			SELECT e.id, e.tenant_id, e.stream_id, e.stream_version, e.type, e.recorded_at, p.state, e.recorded_at
+			FROM events e JOIN payments p ON p.id = e.stream_id
+			WHERE e.id = (SELECT event_id FROM webhook_attempts WHERE error IS NULL LIMIT 1)`,
 		`DELETE FROM api_keys WHERE revoked_at IS NOT NULL`,
 	} {
 		if tag, err := f.pool.Exec(f.ctx, sql); err != nil || tag.RowsAffected() == 0 {

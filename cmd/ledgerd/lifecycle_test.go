@@ -211,7 +211,8 @@ func TestPaymentFailedPartialAndHeld(t *testing.T) {
 
 // TestWebhookRetriesThenStops: a receiver that answers 500 twice gets the
 // created webhook three times (attempts 1-3 listed), then never again; the
-// later statuses wait for it and arrive in order.
+// later statuses wait for it and arrive in order. Delivered, they leave the
+// work list.
 func TestWebhookRetriesThenStops(t *testing.T) {
 	t.Parallel()
 	p := newPaymentSetup(t, map[string]string{"LEDGER_WEBHOOK_RETRY": "100ms,100ms,100ms"})
@@ -247,6 +248,12 @@ func TestWebhookRetriesThenStops(t *testing.T) {
 			a["type"] != "payment.created" || a["eventId"] != rc.deliveries()[0].ID {
 			t.Errorf("attempt %d: got %v", i+1, a)
 		}
+	}
+	// Delivered, the deliveries leave the work list (their attempts are the history).
+	var left int
+	p.s.queryRow(t, `SELECT count(*) FROM webhook_deliveries WHERE payment_id = $1`, []any{id}, &left)
+	if left != 0 {
+		t.Errorf("webhook_deliveries: %d rows left for a payment whose webhooks were all delivered", left)
 	}
 }
 
