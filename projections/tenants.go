@@ -49,11 +49,22 @@ func (q *Reader) Credential(ctx context.Context, key string) (domain.Credential,
 // valid for tenantID and, for a user token (userID not Nil), whether that
 // user is an active user of the tenant. Every authenticated request asks it,
 // so revocations and disabled users take effect at once on every instance.
+//
+// A tenant token and a user token ask two different statements, rather than
+// one with "$3 IS NULL OR ...": Postgres plans that one afresh on every call
+// (a custom plan, which can drop the branch, always looked cheaper than the
+// generic one), and the planning cost six times its execution.
 func (q *Reader) PrincipalActive(ctx context.Context, tenantID uuid.UUID, apiKey string, userID uuid.UUID) (bool, error) {
 	var ok bool
-	err := q.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE api_key = $1 AND tenant_id = $2 AND revoked_at IS NULL)
-		AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM users WHERE id = $3 AND tenant_id = $2 AND status = 'Active'))`,
-		apiKey, tenantID, nullUUID(userID)).Scan(&ok)
+	var err error
+	if userID == uuid.Nil {
+		err = q.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE api_key = $1 AND tenant_id = $2 AND revoked_at IS NULL)`,
+			apiKey, tenantID).Scan(&ok)
+	} else {
+		err = q.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys WHERE api_key = $1 AND tenant_id = $2 AND revoked_at IS NULL)
+			AND EXISTS (SELECT 1 FROM users WHERE id = $3 AND tenant_id = $2 AND status = 'Active')`,
+			apiKey, tenantID, userID).Scan(&ok)
+	}
 	if err != nil {
 		return false, fmt.Errorf("check principal: %w", err)
 	}
@@ -75,13 +86,6 @@ func (q *Reader) OwnerUserID(ctx context.Context, tenantID uuid.UUID) (uuid.UUID
 		q.owners.put(tenantID, id)
 	}
 	return id, err
-}
-
-func nullUUID(id uuid.UUID) *uuid.UUID {
-	if id == uuid.Nil {
-		return nil
-	}
-	return &id
 }
 
 // APIKeys lists a tenant's API keys, newest first.
