@@ -49,6 +49,11 @@ func (s *Store) AppendAtHead(ctx context.Context, meta domain.Metadata, stream d
 			return err
 		}
 	}
+	unlock, err := s.lockStream(ctx, stream.ID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	for try := 0; ; try++ {
 		// A batch is built afresh for each try: a sent one keeps the
 		// statement descriptions of the connection it ran on.

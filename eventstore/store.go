@@ -43,7 +43,8 @@ type Store struct {
 	projector Projector
 	now       func() time.Time
 	appendDur prometheus.Histogram
-	committed func() // OnCommit's
+	committed func()       // OnCommit's
+	streams   *streamLocks // one writer per stream in this process (stream_locks.go)
 }
 
 // OnCommit has f called after every append that commits on its own (one
@@ -62,7 +63,7 @@ func (s *Store) appendCommitted(ctx context.Context) {
 // New returns a Store writing through pool and projecting with projector.
 // Metrics are registered on reg when it is not nil.
 func New(pool *pgxpool.Pool, projector Projector, reg prometheus.Registerer) *Store {
-	s := &Store{pool: pool, projector: projector, now: time.Now,
+	s := &Store{pool: pool, projector: projector, now: time.Now, streams: newStreamLocks(),
 		appendDur: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "ledger_append_duration_seconds", Help: "Time to append one batch of events, projection included.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),

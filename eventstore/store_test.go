@@ -469,7 +469,8 @@ func TestAppendAtHeadRacesAppend(t *testing.T) {
 	t.Parallel()
 	const writers, perWriter = 10, 5
 	ctx := testContext(t, 90*time.Second)
-	store := New(mustMigrated(t, 20), nopProjector{}, nil)
+	pool := mustMigrated(t, 20)
+	store := New(pool, nopProjector{}, nil)
 	s := mustCreateTenant(t, ctx, store)
 
 	var conflicts atomic.Int64
@@ -479,10 +480,13 @@ func TestAppendAtHeadRacesAppend(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A Store per at-head writer, as if each were another process:
+			// one Store's stream lock would serialise them (stream_locks.go).
+			own := New(pool, nopProjector{}, nil)
 			<-start
 			for done := 0; done < perWriter; {
 				if w%2 == 0 {
-					if err := store.AppendAtHead(ctx, domain.Metadata{}, s.Tenant, webhookAttempt(w, done)); err != nil {
+					if err := own.AppendAtHead(ctx, domain.Metadata{}, s.Tenant, webhookAttempt(w, done)); err != nil {
 						t.Errorf("append at head: %v", err)
 						return
 					}
