@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/ledger/ledger/domain/rawjson"
 )
 
 // EventDef describes one event type of the public event contract
@@ -187,54 +189,45 @@ func derefEvent(e Event) Event {
 type withheld map[string]*withheld
 
 // apply returns raw without the withheld members; the others keep their
-// order and bytes.
+// order and bytes. raw is stored event data, valid JSON (rawjson).
 func (w withheld) apply(raw json.RawMessage) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(w) == 0 || len(raw) == 0 || (raw[0] != '{' && raw[0] != '[') {
 		return raw, nil
 	}
-	object := raw[0] == '{'
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	out := []byte{raw[0]}
-	for dec.More() {
-		var key string
-		if object {
-			tok, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			key, _ = tok.(string)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		rule := &w // an array's elements are objects of the same shape
-		if object {
-			var ok bool
-			if rule, ok = w.lookup(key); ok && rule == nil {
-				continue
-			}
-		}
+	out := make([]byte, 1, len(raw))
+	out[0] = raw[0]
+	keep := func(rule *withheld, member, value []byte) error {
 		if rule != nil {
 			var err error
-			if v, err = rule.apply(v); err != nil {
-				return nil, err
+			if value, err = rule.apply(value); err != nil {
+				return err
 			}
 		}
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
-		if object {
-			k, _ := json.Marshal(key)
-			out = append(append(out, k...), ':')
+		if member != nil {
+			out = append(append(out, member...), ':')
 		}
-		out = append(out, v...)
+		out = append(out, value...)
+		return nil
 	}
-	if _, err := dec.Token(); err != nil {
+	var err error
+	if raw[0] == '{' {
+		err = rawjson.Object(raw, func(name string, rawName, value []byte) error {
+			rule, ok := w.lookup(name)
+			if ok && rule == nil {
+				return nil // withheld whole
+			}
+			return keep(rule, rawName, value)
+		})
+	} else {
+		err = rawjson.Array(raw, func(value []byte) error {
+			return keep(&w, nil, value) // an array's elements are objects of the same shape
+		})
+	}
+	if err != nil {
 		return nil, err
 	}
 	return append(out, raw[len(raw)-1]), nil

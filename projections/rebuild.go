@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/domain/rawjson"
 )
 
 // Rebuilding read models (STYLE §5): the events are replayed from the
@@ -1360,110 +1361,18 @@ type jsonObject map[string]json.RawMessage
 
 // parseObject splits a JSON object into its top-level members, without
 // decoding their values (which stay slices of raw). raw is Postgres's text
-// of a jsonb value, or encoding/json's output: valid JSON. Anything else,
-// or what this scanner does not expect, hands the stream to the projector.
+// of a jsonb value, or encoding/json's output: valid JSON (rawjson).
+// Anything else hands the stream to the projector.
 func parseObject(raw []byte) (jsonObject, error) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
+	o := make(jsonObject, 64)
+	err := rawjson.Object(raw, func(name string, _, value []byte) error {
+		o[name] = value
+		return nil
+	})
+	if err != nil {
 		return nil, errUnfoldable
 	}
-	o := make(jsonObject, 64)
-	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '}' {
-		return o, nil
-	}
-	for i < len(raw) && raw[i] == '"' {
-		end, escaped := skipString(raw, i)
-		if end < 0 {
-			return nil, errUnfoldable
-		}
-		key := string(raw[i+1 : end-1])
-		if escaped {
-			if json.Unmarshal(raw[i:end], &key) != nil {
-				return nil, errUnfoldable
-			}
-		}
-		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
-			return nil, errUnfoldable
-		}
-		i = skipSpace(raw, i+1)
-		vend := skipValue(raw, i)
-		if vend < 0 {
-			return nil, errUnfoldable
-		}
-		o[key] = raw[i:vend:vend]
-		switch i = skipSpace(raw, vend); {
-		case i < len(raw) && raw[i] == ',':
-			i = skipSpace(raw, i+1)
-		case i < len(raw) && raw[i] == '}' && skipSpace(raw, i+1) == len(raw):
-			return o, nil
-		default:
-			return nil, errUnfoldable
-		}
-	}
-	return nil, errUnfoldable
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i], and
-// whether it has escapes; -1 if it does not end.
-func skipString(b []byte, i int) (int, bool) {
-	escaped := false
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			escaped = true
-			j++
-		case '"':
-			return j + 1, escaped
-		}
-	}
-	return -1, false
-}
-
-// skipValue returns the index after the value starting at b[i], or -1.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		end, _ := skipString(b, i)
-		return end
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, _ := skipString(b, j)
-				if end < 0 {
-					return -1
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	default:
-		j := i
-		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-			j++
-		}
-		if j == i {
-			return -1
-		}
-		return j
-	}
+	return o, nil
 }
 
 // text encodes o for a jsonb column. Its members are valid JSON already
