@@ -10,9 +10,10 @@ import (
 
 // conflictRetries is how many times a worker decides again, from fresh
 // state, when its append lost the race for the payment's stream version.
-// The workers' appends to one payment race each other (the lifecycle, the
-// webhook dispatcher recording attempts, expiry) and the API's; each loss
-// is a few milliseconds. Handing the message back to JetStream instead
+// Inside one process a payment's writers take turns (eventstore's stream
+// locks), so the races left are with other processes' workers (the
+// lifecycle, the webhook dispatcher, expiry) and with API requests, which
+// append in their own transactions; each loss is a few milliseconds. Handing the message back to JetStream instead
 // would wait for its redelivery backoff (200 ms at least), which is what
 // a payment's latency would show.
 const conflictRetries = 20
