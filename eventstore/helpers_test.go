@@ -57,6 +57,7 @@ func mustPool(t testing.TB, url string, maxConns int32) *pgxpool.Pool {
 		t.Fatalf("parse database url: %v", err)
 	}
 	cfg.MaxConns = maxConns
+	NativeUUIDs(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

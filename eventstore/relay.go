@@ -206,6 +206,7 @@ func (r *Relay) lead(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
+	RegisterUUID(conn.TypeMap())
 	defer conn.Close(context.WithoutCancel(ctx))
 	var got bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(relayLockKey)).Scan(&got); err != nil {

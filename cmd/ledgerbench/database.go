@@ -74,6 +74,7 @@ func openPool(ctx context.Context, serverURL, name string, maxConns int32) (*pgx
 	}
 	cfg.ConnConfig.Database = name
 	cfg.MaxConns = maxConns
+	eventstore.NativeUUIDs(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open pool: %w", err)

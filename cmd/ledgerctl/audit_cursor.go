@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
 )
 
 // auditSnapshot is a set of connections that see one and the same state of
@@ -36,6 +37,7 @@ func openAuditSnapshot(ctx context.Context, cfg *pgx.ConnConfig, n int) (*auditS
 			s.close()
 			return nil, fmt.Errorf("audit snapshot: connect: %w", err)
 		}
+		eventstore.RegisterUUID(c.TypeMap())
 		s.conns = append(s.conns, c)
 		if _, err := c.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
 			s.close()

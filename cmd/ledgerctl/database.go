@@ -22,7 +22,12 @@ func openDatabase(ctx context.Context, url string) (*database, error) {
 	if err := eventstore.EnsureDatabase(ctx, url); err != nil {
 		return nil, err
 	}
-	pool, err := pgxpool.New(ctx, url)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	eventstore.NativeUUIDs(cfg)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open Postgres: %w", err)
 	}

@@ -67,6 +67,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	poolCfg.MaxConns = int32(cfg.DBMaxConns)
+	eventstore.NativeUUIDs(poolCfg)
 	if a.pool, err = pgxpool.NewWithConfig(ctx, poolCfg); err != nil {
 		return nil, fmt.Errorf("open Postgres: %w", err)
 	}
