@@ -62,7 +62,7 @@ func (s *Store) AppendAtHead(ctx context.Context, meta domain.Metadata, stream d
 		if err := s.projector.Project(b, recs); err != nil {
 			return err
 		}
-		err := s.send(ctx, b, 1)
+		err := s.send(ctx, b, 1, stream.ID)
 		switch {
 		case err == nil:
 			s.appendCommitted(ctx)

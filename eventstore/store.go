@@ -45,6 +45,7 @@ type Store struct {
 	appendDur prometheus.Histogram
 	committed func()       // OnCommit's
 	streams   *streamLocks // one writer per stream in this process (stream_locks.go)
+	group     *groupCommit // appends outside a request's transaction (group_commit.go)
 }
 
 // OnCommit has f called after every append that commits on its own (one
@@ -63,13 +64,13 @@ func (s *Store) appendCommitted(ctx context.Context) {
 // New returns a Store writing through pool and projecting with projector.
 // Metrics are registered on reg when it is not nil.
 func New(pool *pgxpool.Pool, projector Projector, reg prometheus.Registerer) *Store {
-	s := &Store{pool: pool, projector: projector, now: time.Now, streams: newStreamLocks(),
+	s := &Store{pool: pool, projector: projector, now: time.Now, streams: newStreamLocks(), group: newGroupCommit(pool),
 		appendDur: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "ledger_append_duration_seconds", Help: "Time to append one batch of events, projection included.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		})}
 	if reg != nil {
-		reg.MustRegister(s.appendDur)
+		reg.MustRegister(s.appendDur, s.group.sizes)
 	}
 	return s
 }
@@ -90,37 +91,11 @@ type Batch struct {
 // whole append fail with ErrVersionConflict and write nothing.
 func (s *Store) Append(ctx context.Context, meta domain.Metadata, batches ...Batch) ([]domain.Record, error) {
 	start := s.now()
-	var recs []domain.Record
-	for _, b := range batches {
-		for i, e := range b.Events {
-			id, err := uuid.NewV7()
-			if err != nil {
-				return nil, fmt.Errorf("event id: %w", err)
-			}
-			rec, err := domain.NewRecord(b.Stream, b.Expected+i+1, e, meta, id, start)
-			if err != nil {
-				return nil, err
-			}
-			recs = append(recs, rec)
-		}
-	}
-	if len(recs) == 0 {
-		return nil, nil
-	}
-	b := &pgx.Batch{}
-	for _, bt := range batches {
-		if len(bt.Events) == 0 {
-			continue
-		}
-		if err := queueBatch(b, bt, recs); err != nil {
-			return nil, err
-		}
-	}
-	appends := b.Len()
-	if err := s.projector.Project(b, recs); err != nil {
+	recs, b, appends, err := s.prepareAppend(meta, start, batches)
+	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	if err := s.send(ctx, b, appends); err != nil {
+	if err := s.send(ctx, b, appends, recs[0].StreamID); err != nil {
 		return nil, err
 	}
 	s.appendCommitted(ctx)
@@ -128,18 +103,56 @@ func (s *Store) Append(ctx context.Context, meta domain.Metadata, batches ...Bat
 	return recs, nil
 }
 
+// prepareAppend returns the records of batches, recorded at, and the
+// pipeline that appends them: its first appends statements insert the
+// events, the projection's follow.
+func (s *Store) prepareAppend(meta domain.Metadata, at time.Time, batches []Batch) ([]domain.Record, *pgx.Batch, int, error) {
+	var recs []domain.Record
+	for _, b := range batches {
+		for i, e := range b.Events {
+			id, err := uuid.NewV7()
+			if err != nil {
+				return nil, nil, 0, fmt.Errorf("event id: %w", err)
+			}
+			rec, err := domain.NewRecord(b.Stream, b.Expected+i+1, e, meta, id, at)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			recs = append(recs, rec)
+		}
+	}
+	if len(recs) == 0 {
+		return nil, nil, 0, nil
+	}
+	b := &pgx.Batch{}
+	for _, bt := range batches {
+		if len(bt.Events) == 0 {
+			continue
+		}
+		if err := queueBatch(b, bt, recs); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	appends := b.Len()
+	if err := s.projector.Project(b, recs); err != nil {
+		return nil, nil, 0, err
+	}
+	return recs, b, appends, nil
+}
+
 // send runs b, whose first appends statements are append_events calls, in
-// one round trip. Outside a request's transaction the pipeline is one
-// implicit transaction up to its Sync: it commits as a whole or not at all.
-// Inside one (Idempotency), it runs in a savepoint, so a failed append
-// leaves the request's other work intact.
-func (s *Store) send(ctx context.Context, b *pgx.Batch, appends int) error {
+// one round trip. Outside a request's transaction it is committed by the
+// group commit (group_commit.go), alone or with other appends, in one
+// implicit transaction: it commits as a whole or not at all. Inside one
+// (Idempotency), it runs in a savepoint, so a failed append leaves the
+// request's other work intact. stream orders it among a group's appends.
+func (s *Store) send(ctx context.Context, b *pgx.Batch, appends int, stream uuid.UUID) error {
 	if tx := outerTx(ctx); tx != nil {
 		return pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
 			return readResults(sp.SendBatch(ctx, b), b, appends)
 		})
 	}
-	return readResults(s.pool.SendBatch(ctx, b), b, appends)
+	return s.group.commit(newPendingAppend(ctx, b, appends, stream))
 }
 
 // readResults reads the results of b in order and returns the first error:
@@ -182,12 +195,13 @@ func statementName(sql string) string {
 }
 
 // appendEvents inserts one stream's records in a single statement, only if
-// the stream's current version is the expected one; otherwise the statement
-// fails with SQLSTATE LV409 (migration 0003), aborting the whole pipeline.
-// Racing writers that both pass the check collide on UNIQUE (stream_id,
-// stream_version): Postgres makes the second wait for the first and then
-// fails it with 23505, so exactly one wins and no stream ever has a gap or a
-// duplicate version.
+// the stream's current version is the expected one (migration 0007): a
+// stream behind it fails the statement with SQLSTATE LV409, a stream past it
+// with 23505 on UNIQUE (stream_id, stream_version), either aborting the
+// whole pipeline. Racing writers that both find the expected version
+// collide on that index: Postgres makes the second wait for the first and
+// then fails it with 23505, so exactly one wins and no stream ever has a gap
+// or a duplicate version.
 const appendEvents = `SELECT append_events($1, $2, $3, $4, $5, $6::uuid[], $7::int[], $8::text[], $9::int[], $10::jsonb[], $11::jsonb[])`
 
 // queueBatch queues the append_events call of one batch.
