@@ -195,14 +195,27 @@ func statementName(sql string) string {
 }
 
 // appendEvents inserts one stream's records in a single statement, only if
-// the stream's current version is the expected one (migration 0007): a
-// stream behind it fails the statement with SQLSTATE LV409, a stream past it
-// with 23505 on UNIQUE (stream_id, stream_version), either aborting the
-// whole pipeline. Racing writers that both find the expected version
-// collide on that index: Postgres makes the second wait for the first and
-// then fails it with 23505, so exactly one wins and no stream ever has a gap
-// or a duplicate version.
-const appendEvents = `SELECT append_events($1, $2, $3, $4, $5, $6::uuid[], $7::int[], $8::text[], $9::int[], $10::jsonb[], $11::jsonb[])`
+// the stream's current version is the expected one. The stream is at $4
+// exactly when version $4 exists (or $4 is 0) and version $4 + 1 does not:
+//   - a stream behind $4 makes every row's version 0, which the table's
+//     CHECK (stream_version > 0) refuses (23514, isStaleVersion);
+//   - a stream past $4 already has the first row's version, which UNIQUE
+//     (stream_id, stream_version) refuses (23505).
+//
+// Either failure aborts the whole pipeline. Racing writers that both find
+// $4 collide on that index: Postgres makes the second wait for the first
+// and then fails it with 23505, so exactly one wins and no stream ever has
+// a gap or a duplicate version. The check is a point lookup of that index,
+// evaluated once per statement. This is plain SQL rather than a call of
+// migration 0007's append_events, which does the same in plpgsql: the
+// function call and its inner statements cost a fifth more per append.
+const appendEvents = `INSERT INTO events (id, tenant_id, stream_type, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+	SELECT r.id, $1, $2, $3,
+		CASE WHEN $4::integer = 0 OR EXISTS (SELECT 1 FROM events WHERE stream_id = $3 AND stream_version = $4::integer)
+			THEN r.version ELSE 0 END,
+		r.type, r.schema_version, r.data, r.metadata, $5
+	FROM unnest($6::uuid[], $7::int[], $8::text[], $9::int[], $10::jsonb[], $11::jsonb[])
+		AS r(id, version, type, schema_version, data, metadata)`
 
 // queueBatch queues the append_events call of one batch.
 func queueBatch(q *pgx.Batch, b Batch, all []domain.Record) error {
@@ -225,8 +238,9 @@ func queueBatch(q *pgx.Batch, b Batch, all []domain.Record) error {
 // eventColumns are records as the array arguments of append_events and
 // append_events_at_head, one element per record.
 type eventColumns struct {
-	ids, types, datas, metas []string
-	versions, schemas        []int
+	ids                 []uuid.UUID
+	types, datas, metas []string
+	versions, schemas   []int
 }
 
 func (c *eventColumns) add(r domain.Record) error {
@@ -234,7 +248,7 @@ func (c *eventColumns) add(r domain.Record) error {
 	if err != nil {
 		return fmt.Errorf("encode metadata: %w", err)
 	}
-	c.ids, c.types = append(c.ids, r.ID.String()), append(c.types, r.Type)
+	c.ids, c.types = append(c.ids, r.ID), append(c.types, r.Type)
 	c.versions, c.schemas = append(c.versions, r.StreamVersion), append(c.schemas, r.SchemaVersion)
 	c.datas, c.metas = append(c.datas, string(r.Data)), append(c.metas, string(meta))
 	return nil
@@ -245,11 +259,13 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
 
-// isStaleVersion reports append_events' own error: the stream is not at the
-// expected version.
+// isStaleVersion reports appendEvents' refusal of a stream that is behind
+// the expected version (its rows' version 0 fails the table's CHECK), or
+// the same refusal by append_events, which older processes may still call.
 func isStaleVersion(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "LV409"
+	return errors.As(err, &pgErr) &&
+		(pgErr.Code == "23514" && pgErr.ConstraintName == "events_stream_version_check" || pgErr.Code == "LV409")
 }
 
 // Load returns every record of a stream in version order. A stream of another
