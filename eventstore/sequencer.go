@@ -181,7 +181,7 @@ func (s *sequencer) chain(ctx context.Context, conn *pgx.Conn, w *pgx.Batch, rd 
 	}
 	recs := rd.recs
 	last := rd.prevLast
-	ids := make([]string, len(recs))
+	ids := make([]uuid.UUID, len(recs))
 	positions := make([]int64, len(recs))
 	prevs, hashes := make([]string, len(recs)), make([]string, len(recs))
 	headPos := map[uuid.UUID]int64{}
@@ -197,7 +197,7 @@ func (s *sequencer) chain(ctx context.Context, conn *pgx.Conn, w *pgx.Batch, rd 
 			return nil, err
 		}
 		heads[r.TenantID], headPos[r.TenantID] = r.Hash, r.Position
-		ids[i], positions[i], prevs[i], hashes[i] = r.ID.String(), r.Position, r.PrevHash, r.Hash
+		ids[i], positions[i], prevs[i], hashes[i] = r.ID, r.Position, r.PrevHash, r.Hash
 	}
 	// The UPDATE is planned for its arguments on every run: a generic plan
 	// cached while the events table was small (a new database, not yet
@@ -209,10 +209,11 @@ func (s *sequencer) chain(ctx context.Context, conn *pgx.Conn, w *pgx.Batch, rd 
 	w.Queue(`UPDATE events e SET position = v.position, prevhash = v.prevhash, hash = v.hash
 		FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[]) AS v(id, position, prevhash, hash)
 		WHERE e.id = v.id`, ids, positions, prevs, hashes)
-	var tenants, tenantHashes []string
+	var tenants []uuid.UUID
+	var tenantHashes []string
 	var tenantPositions []int64
 	for t, p := range headPos { // the newest event of each tenant is its head
-		tenants, tenantHashes, tenantPositions = append(tenants, t.String()), append(tenantHashes, heads[t]), append(tenantPositions, p)
+		tenants, tenantHashes, tenantPositions = append(tenants, t), append(tenantHashes, heads[t]), append(tenantPositions, p)
 	}
 	w.Queue(`INSERT INTO chain_heads (tenant_id, last_position, hash)
 		SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[])
@@ -226,7 +227,7 @@ func (s *sequencer) chain(ctx context.Context, conn *pgx.Conn, w *pgx.Batch, rd 
 // absent row, a tenant's first event, reads as "").
 func (s *sequencer) chainHeads(ctx context.Context, conn *pgx.Conn, recs []domain.Record) (map[uuid.UUID]string, error) {
 	heads := map[uuid.UUID]string{}
-	var missing []string
+	var missing []uuid.UUID
 	for _, r := range recs {
 		if _, ok := heads[r.TenantID]; ok {
 			continue
@@ -234,7 +235,7 @@ func (s *sequencer) chainHeads(ctx context.Context, conn *pgx.Conn, recs []domai
 		h, ok := s.heads[r.TenantID]
 		heads[r.TenantID] = h
 		if !ok {
-			missing = append(missing, r.TenantID.String())
+			missing = append(missing, r.TenantID)
 		}
 	}
 	if len(missing) == 0 {
