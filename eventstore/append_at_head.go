@@ -18,8 +18,19 @@ import (
 // written faster than one append can go through.
 const headRetries = 20
 
-// appendEventsAtHead is migration 0005's function.
-const appendEventsAtHead = `SELECT append_events_at_head($1, $2, $3, $4, $5::uuid[], $6::text[], $7::int[], $8::jsonb[], $9::jsonb[])`
+// appendEventsAtHead inserts events after the stream's last version, read
+// in the statement itself by a one-entry backward scan of UNIQUE
+// (stream_id, stream_version). A stream absent from tenant $1 has no last
+// version: the rows' version is NULL, which the table's NOT NULL refuses
+// (23502, isMissingStream). Plain SQL rather than a call of migration
+// 0007's append_events_at_head, which does the same in plpgsql, for the
+// reason appendEvents gives.
+const appendEventsAtHead = `INSERT INTO events (id, tenant_id, stream_type, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+	SELECT r.id, $1, $2, $3, h.version + r.n::integer, r.type, r.schema_version, r.data, r.metadata, $4
+	FROM (SELECT (SELECT stream_version FROM events WHERE stream_id = $3 AND tenant_id = $1
+			ORDER BY stream_version DESC LIMIT 1) AS version) AS h,
+		unnest($5::uuid[], $6::text[], $7::int[], $8::jsonb[], $9::jsonb[]) WITH ORDINALITY
+			AS r(id, type, schema_version, data, metadata, n)`
 
 // AppendAtHead appends events after whatever stream holds when the append
 // runs, with their read-model updates, in one round trip and without reading
@@ -77,9 +88,11 @@ func (s *Store) AppendAtHead(ctx context.Context, meta domain.Metadata, stream d
 	}
 }
 
-// isMissingStream reports append_events_at_head's error for a stream that
-// does not exist.
+// isMissingStream reports appendEventsAtHead's refusal of a stream that
+// does not exist (its rows' version is NULL), or the same refusal by
+// append_events_at_head, which older processes may still call.
 func isMissingStream(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "LV404"
+	return errors.As(err, &pgErr) &&
+		(pgErr.Code == "23502" && pgErr.ColumnName == "stream_version" || pgErr.Code == "LV404")
 }
