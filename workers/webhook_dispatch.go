@@ -105,7 +105,7 @@ func (w *Workers) deliverInOrder(ctx context.Context, d delivery) {
 
 // claimWebhooks leases due deliveries whose payment has no earlier pending one.
 func (w *Workers) claimWebhooks(ctx context.Context) ([]delivery, error) {
-	return w.claim(ctx, `ORDER BY d.next_attempt_at LIMIT 100`)
+	return w.claim(ctx, `ORDER BY greatest(d.next_attempt_at, d.lease_until) LIMIT 100`)
 }
 
 // claimPaymentWebhook leases the payment's next delivery if it is due (the
@@ -115,12 +115,15 @@ func (w *Workers) claimPaymentWebhook(ctx context.Context, paymentID uuid.UUID) 
 }
 
 // claim leases the due deliveries the query's tail selects among those
-// whose payment has no earlier pending one.
+// whose payment has no earlier pending one. greatest(next_attempt_at,
+// lease_until) is when a delivery can next be claimed: its index
+// (webhook_deliveries_claimable) skips the rows other senders hold.
 func (w *Workers) claim(ctx context.Context, tail string, args ...any) ([]delivery, error) {
 	rows, err := w.pool.Query(ctx, `UPDATE webhook_deliveries SET lease_until = $1
 		WHERE event_id IN (
 			SELECT d.event_id FROM webhook_deliveries d
-			WHERE d.status = 'pending' AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until < $2)
+			WHERE d.status = 'pending' AND greatest(d.next_attempt_at, d.lease_until) <= $2
+				AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until < $2)
 				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.payment_id = d.payment_id
 					AND e.status = 'pending' AND e.stream_version < d.stream_version)
 			`+tail+` FOR UPDATE SKIP LOCKED)
