@@ -53,6 +53,7 @@ type RelayConfig struct {
 	Replicas      int           // stream replicas (3 in a production cluster)
 	BatchSize     int           // events per sequencing and publishing round
 	PollInterval  time.Duration // wait after a round that found nothing to do
+	BusyRound     time.Duration // least time from one busy round's start to the next's
 	MaxIdleWait   time.Duration // the wait doubles while rounds stay idle, up to this
 	LeaderRetry   time.Duration // how often a standby tries to become the relay
 }
@@ -81,6 +82,16 @@ func (c RelayConfig) withDefaults() RelayConfig {
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = 5 * time.Millisecond
+	}
+	if c.BusyRound == 0 {
+		// Under load a round that did work was followed at once by the next,
+		// a few events each: every round's fixed cost (two round trips to
+		// sequence, a commit and its fsync, a publish batch) was paid again
+		// for them. Waiting out 15 ms from a busy round's start gathers more
+		// events per round: ledgerbench append at concurrency 64 appended
+		// 3-9% more in three interleaved pairs, for a relay lag p99 of 50-62
+		// ms instead of 40-54.
+		c.BusyRound = 15 * time.Millisecond
 	}
 	if c.MaxIdleWait < c.PollInterval {
 		// An idle relay polled 200 times a second, a sequencing transaction
@@ -225,6 +236,7 @@ func (r *Relay) lead(ctx context.Context) error {
 	idleWait := r.cfg.MaxIdleWait // nothing done yet: as backed off as an idle relay gets
 	r.inflight = nil
 	for ctx.Err() == nil {
+		start := time.Now()
 		// A round sequences, then waits for the acknowledgements of what the
 		// previous round published (they arrive while it sequences), then
 		// publishes what is next without waiting. At most one round's
@@ -279,8 +291,8 @@ func (r *Relay) lead(ctx context.Context) error {
 		}
 		// An idle round waits, longer while rounds stay idle (MaxIdleWait),
 		// or until Wake; one that did work, or left acknowledgements to
-		// collect or a mark to write, goes on at once, so marking stays
-		// prompt when appends stop.
+		// collect or a mark to write, goes on BusyRound after it began, so
+		// marking stays prompt when appends stop.
 		if len(rd.recs) == 0 && acked == 0 && sent == 0 && r.inflight == nil && r.pubPos == r.markedPos {
 			// Only a relay that has backed off is woken: the first wait after
 			// work gathers the commits of those few milliseconds into one
@@ -299,6 +311,10 @@ func (r *Relay) lead(ctx context.Context) error {
 			}
 		} else {
 			idleWait = r.cfg.PollInterval
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Until(start.Add(r.cfg.BusyRound))):
+			}
 		}
 	}
 	return nil
