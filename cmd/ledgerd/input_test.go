@@ -171,7 +171,7 @@ func TestServiceEndpoints(t *testing.T) {
 			t.Errorf("Content-Type: got %q, want text/plain (Prometheus text format)", ct)
 		}
 		for _, name := range []string{"ledger_http_requests_total", "ledger_http_request_duration_seconds",
-			"ledger_relay_lag_seconds", "ledger_append_duration_seconds", "ledger_outbox_pending", "ledger_relay_leader"} {
+			"ledger_relay_lag_seconds", "ledger_append_duration_seconds", "ledger_append_group_size", "ledger_outbox_pending", "ledger_relay_leader"} {
 			if !strings.Contains(string(r.Body), "\n# TYPE "+name+" ") {
 				t.Errorf("metrics: got no %s, want it", name)
 			}
