@@ -140,7 +140,7 @@ func (s *Store) prepareAppend(meta domain.Metadata, at time.Time, batches []Batc
 	return recs, b, appends, nil
 }
 
-// send runs b, whose first appends statements are append_events calls, in
+// send runs b, whose first appends statements insert events, in
 // one round trip. Outside a request's transaction it is committed by the
 // group commit (group_commit.go), alone or with other appends, in one
 // implicit transaction: it commits as a whole or not at all. Inside one
@@ -156,8 +156,9 @@ func (s *Store) send(ctx context.Context, b *pgx.Batch, appends int, stream uuid
 }
 
 // readResults reads the results of b in order and returns the first error:
-// ErrVersionConflict when an append_events call found its stream moved on
-// (LV409) or lost a race to another writer (23505), or the statement's error.
+// ErrVersionConflict when an event insert found its stream behind the
+// expected version (isStaleVersion) or past it, or lost a race to another
+// writer (23505), or the statement's error.
 // Close's error is returned too: in a pipeline the implicit transaction
 // commits after the last statement, and only Close sees that.
 func readResults(br pgx.BatchResults, b *pgx.Batch, appends int) error {
@@ -217,7 +218,7 @@ const appendEvents = `INSERT INTO events (id, tenant_id, stream_type, stream_id,
 	FROM unnest($6::uuid[], $7::int[], $8::text[], $9::int[], $10::jsonb[], $11::jsonb[])
 		AS r(id, version, type, schema_version, data, metadata)`
 
-// queueBatch queues the append_events call of one batch.
+// queueBatch queues the event insert (appendEvents) of one batch.
 func queueBatch(q *pgx.Batch, b Batch, all []domain.Record) error {
 	var c eventColumns
 	var recordedAt time.Time
@@ -235,8 +236,8 @@ func queueBatch(q *pgx.Batch, b Batch, all []domain.Record) error {
 	return nil
 }
 
-// eventColumns are records as the array arguments of append_events and
-// append_events_at_head, one element per record.
+// eventColumns are records as the array arguments of appendEvents and
+// appendEventsAtHead, one element per record.
 type eventColumns struct {
 	ids                 []uuid.UUID
 	types, datas, metas []string
