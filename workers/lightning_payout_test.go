@@ -57,8 +57,13 @@ func (e env) onramp(t *testing.T, lnurl string) uuid.UUID {
 // TestLightningPayoutThroughTheLifecycle: the lifecycle pays a Lightning
 // recipient through the production rail (fake LND and LNURL service) while
 // the process "dies" twice right after the rail answered: the payment
-// succeeds once, with the payment hash as payout id, one invoice made and
-// one paid.
+// succeeds once, and only one invoice's payment hash is ever sent.
+//
+// How many invoices are asked for, and how often the stored one is sent,
+// depends on timing: when the converting call's payout outlasts
+// PayoutGrace (a loaded CI machine), the transferring message's takeover
+// runs beside it, resolves an invoice of its own that is never stored,
+// and sends the stored one again, which LND refuses as already paid.
 func TestLightningPayoutThroughTheLifecycle(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -74,8 +79,8 @@ func TestLightningPayoutThroughTheLifecycle(t *testing.T) {
 	}()
 	defer func() { stop(); <-done }()
 	p := e.waitStatus(t, id, domain.StatusSuccess)
-	if fake.Payments() != 1 || fake.Sends() != 1 || payee.Invoices() != 1 || len(p.StatusLogs) != 4 {
-		t.Fatalf("got %d payments in %d sends of %d invoices, status logs %+v; want 1, 1, 1 and 4 logs",
-			fake.Payments(), fake.Sends(), payee.Invoices(), p.StatusLogs)
+	if fake.Payments() != 1 || fake.Hashes() != 1 || fake.Sends() < 1 || payee.Invoices() < 1 || len(p.StatusLogs) != 4 {
+		t.Fatalf("got %d payments of %d hashes in %d sends of %d invoices, status logs %+v; want 1 payment of 1 hash and 4 logs",
+			fake.Payments(), fake.Hashes(), fake.Sends(), payee.Invoices(), p.StatusLogs)
 	}
 }

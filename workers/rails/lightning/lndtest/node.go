@@ -109,6 +109,9 @@ func (n *Node) SetDown(down bool) { n.mu.Lock(); n.down = down; n.mu.Unlock() }
 // Sends counts the payments asked for (POST /v2/router/send).
 func (n *Node) Sends() int { n.mu.Lock(); defer n.mu.Unlock(); return n.sends }
 
+// Hashes counts the distinct payment hashes ever sent, paid or not.
+func (n *Node) Hashes() int { n.mu.Lock(); defer n.mu.Unlock(); return len(n.payments) }
+
 // Payments counts the payment hashes paid successfully.
 func (n *Node) Payments() int {
 	n.mu.Lock()
