@@ -118,8 +118,18 @@ func (w *Workers) claimPaymentWebhook(ctx context.Context, paymentID uuid.UUID) 
 // whose payment has no earlier pending one. greatest(next_attempt_at,
 // lease_until) is when a delivery can next be claimed: its index
 // (webhook_deliveries_claimable) skips the rows other senders hold.
+//
+// The lease commits without waiting for its WAL flush (synchronous_commit
+// off for this one transaction, sent in the same round trip): a lease lost
+// to a Postgres crash only lets another sender make the same attempt again,
+// as a process dying after its claim does, and the attempt's record, which
+// commits synchronously, makes every lease written before it durable too.
+// Each delivery is claimed before it is sent, so waiting for that flush
+// cost every webhook one more fsync.
 func (w *Workers) claim(ctx context.Context, tail string, args ...any) ([]delivery, error) {
-	rows, err := w.pool.Query(ctx, `UPDATE webhook_deliveries SET lease_until = $1
+	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+	b.Queue(`UPDATE webhook_deliveries SET lease_until = $1
 		WHERE event_id IN (
 			SELECT d.event_id FROM webhook_deliveries d
 			WHERE d.status = 'pending' AND greatest(d.next_attempt_at, d.lease_until) <= $2
@@ -129,14 +139,25 @@ func (w *Workers) claim(ctx context.Context, tail string, args ...any) ([]delive
 			`+tail+` FOR UPDATE SKIP LOCKED)
 		RETURNING event_id, tenant_id, payment_id, type, occurred_at, payment, attempts`,
 		append([]any{w.now().Add(leaseFor), w.now()}, args...)...)
+	// One implicit transaction: the batch is sent with a single Sync.
+	br := w.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (delivery, error) {
+	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (delivery, error) {
 		var d delivery
 		err := r.Scan(&d.eventID, &d.tenantID, &d.paymentID, &d.typ, &d.occurredAt, &d.payment, &d.attempts)
 		return d, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return claimed, br.Close()
 }
 
 // webhookBody is the delivered JSON (contract §8).
