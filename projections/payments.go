@@ -30,29 +30,20 @@ func projectPayment(b *pgx.Batch, r domain.Record, e domain.Event) {
 		b.Queue(`INSERT INTO payment_documents (id, tenant_id, payment_id, file_name, content_type, size, sha256, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, e.DocumentID, r.TenantID, r.StreamID, e.FileName, e.ContentType,
 			e.Size, e.SHA256, e.At)
-		mergePayment(b, r, e)
+		mergePayment(b, r, e, false)
 	case domain.PaymentWebhookAttempted:
-		// Appended at the stream's head (eventstore.Store.AppendAtHead), so
-		// r.StreamVersion is not known here: nothing of the payment changes
-		// but its version, which is one more than the row's, since every
-		// event of the stream moves the row in the event's own transaction.
-		// Its large jsonb state is neither rebuilt nor written again.
 		projectWebhookAttempt(b, r, e)
-		b.Queue(`UPDATE payments SET version = version + 1, updated_at = $1 WHERE id = $2`, r.RecordedAt, r.StreamID)
 	default:
-		mergePayment(b, r, e)
-		if status := domain.StatusOf(e); status != "" {
-			if status != domain.StatusTransferring && status != domain.StatusSuccess { // those two never follow created
-				b.Queue(`DELETE FROM payment_deadlines WHERE payment_id = $1`, r.StreamID)
-			}
-			queueWebhook(b, r)
+		status := domain.StatusOf(e)
+		mergePayment(b, r, e, status != "")
+		if status != "" && status != domain.StatusTransferring && status != domain.StatusSuccess { // those two never follow created
+			b.Queue(`DELETE FROM payment_deadlines WHERE payment_id = $1`, r.StreamID)
 		}
 	}
 }
 
-// queueWebhook adds the delivery of a status event when the payment has a
-// webhookUrl, with the payment as the event left it (the statement runs
-// after the row's update in the same batch).
+// queueWebhook adds the delivery of a payment.created event when the
+// payment has a webhookUrl, with the payment as the event left it.
 func queueWebhook(b *pgx.Batch, r domain.Record) {
 	b.Queue(`INSERT INTO webhook_deliveries (event_id, tenant_id, payment_id, stream_version, type, occurred_at, payment, next_attempt_at)
 		SELECT $1, tenant_id, id, $2, $3, $4, state, $4 FROM payments WHERE id = $5 AND coalesce(state->>'webhookUrl', '') <> ''`,
@@ -64,26 +55,42 @@ func queueWebhook(b *pgx.Batch, r domain.Record) {
 // exhausted. A delivered row is deleted rather than marked: nothing reads
 // it again (webhook_attempts is its history), and a delete writes neither
 // a new row version nor another copy of its payment.
+//
+// The attempt is appended at the stream's head (eventstore.Store.AppendAtHead),
+// so r.StreamVersion is not known here: nothing of the payment changes but
+// its version, which is one more than the row's, since every event of the
+// stream moves the row in the event's own transaction. Its large jsonb
+// state is neither rebuilt nor written again.
+//
+// The three writes are one statement (data-modifying CTEs run whatever the
+// outer statement returns): every webhook sent records an attempt, and each
+// statement of a batch costs the server a bind and an executor start.
 func projectWebhookAttempt(b *pgx.Batch, r domain.Record, e domain.PaymentWebhookAttempted) {
-	b.Queue(`INSERT INTO webhook_attempts (event_id, attempt, tenant_id, payment_id, type, at, status_code, duration_ms, error)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
-		e.EventID, e.Attempt, r.TenantID, r.StreamID, e.Type, e.At, e.StatusCode, e.DurationMs, e.Error)
-	if e.Delivered {
-		b.Queue(`DELETE FROM webhook_deliveries WHERE event_id = $1`, e.EventID)
-		return
+	delivery := `DELETE FROM webhook_deliveries WHERE event_id = $3`
+	args := []any{r.RecordedAt, r.StreamID, e.EventID, e.Attempt, r.TenantID, e.Type, e.At, e.StatusCode, e.DurationMs, e.Error}
+	if !e.Delivered {
+		status := "pending"
+		if e.NextAttemptAt == nil {
+			status = "exhausted"
+		}
+		delivery = `UPDATE webhook_deliveries SET status = $11, attempts = $4, next_attempt_at = coalesce($12, next_attempt_at),
+			lease_until = NULL WHERE event_id = $3`
+		args = append(args, status, e.NextAttemptAt)
 	}
-	status := "pending"
-	if e.NextAttemptAt == nil {
-		status = "exhausted"
-	}
-	b.Queue(`UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = coalesce($3, next_attempt_at),
-		lease_until = NULL WHERE event_id = $4`, status, e.Attempt, e.NextAttemptAt, e.EventID)
+	b.Queue(`WITH attempt AS (
+			INSERT INTO webhook_attempts (event_id, attempt, tenant_id, payment_id, type, at, status_code, duration_ms, error)
+			VALUES ($3, $4, $5, $2, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING),
+		delivery AS (`+delivery+`)
+		UPDATE payments SET version = version + 1, updated_at = $1 WHERE id = $2`, args...)
 }
 
 // mergePayment merges what e changes into the row's state
 // (domain.PaymentChanges, the same fold as domain.ApplyPayment) and appends
-// its status-log line.
-func mergePayment(b *pgx.Batch, r domain.Record, e domain.Event) {
+// its status-log line. With delivery (a status event), the same statement
+// adds the event's webhook delivery when the payment has a webhookUrl,
+// with the state it has just written: no second statement reads the row
+// back and decompresses its state.
+func mergePayment(b *pgx.Batch, r domain.Record, e domain.Event, delivery bool) {
 	changes, line := domain.PaymentChanges(e)
 	if changes == nil {
 		changes = map[string]any{}
@@ -93,9 +100,18 @@ func mergePayment(b *pgx.Batch, r domain.Record, e domain.Event) {
 	if line != nil {
 		entry = "[" + jsonOf(line) + "]"
 	}
-	b.Queue(`UPDATE payments SET state = jsonb_set(state || $1::jsonb, '{statusLogs}', (state->'statusLogs') || $2::jsonb),
+	update := `UPDATE payments SET state = jsonb_set(state || $1::jsonb, '{statusLogs}', (state->'statusLogs') || $2::jsonb),
 			status = coalesce(nullif($3, ''), status), version = $4, updated_at = $5
-		WHERE id = $6`, jsonOf(changes), entry, status, r.StreamVersion, r.RecordedAt, r.StreamID)
+		WHERE id = $6`
+	args := []any{jsonOf(changes), entry, status, r.StreamVersion, r.RecordedAt, r.StreamID}
+	if !delivery {
+		b.Queue(update, args...)
+		return
+	}
+	b.Queue(`WITH p AS (`+update+` RETURNING tenant_id, state)
+		INSERT INTO webhook_deliveries (event_id, tenant_id, payment_id, stream_version, type, occurred_at, payment, next_attempt_at)
+		SELECT $7, tenant_id, $6, $4, $8, $5, state, $5 FROM p WHERE coalesce(state->>'webhookUrl', '') <> ''`,
+		append(args, r.ID, r.Type)...)
 }
 
 const paymentColumns = `state, version, updated_at`

@@ -1032,8 +1032,11 @@ func readPage(ctx context.Context, q pgx.Tx, sql string, args []any) ([]domain.R
 	return recs, seq, nil
 }
 
-// statementTarget finds the table a projection statement writes.
-var statementTarget = regexp.MustCompile(`^\s*(?i:insert\s+into|update|delete\s+from)\s+([a-z_][a-z0-9_]*)`)
+// statementTargets finds the tables a projection statement writes: a
+// statement may write several with data-modifying CTEs. "DO UPDATE" (an
+// ON CONFLICT clause) and "FOR UPDATE" (a row lock) are matched only to be
+// skipped.
+var statementTargets = regexp.MustCompile(`(?i)\b(do\s+update|for\s+update|insert\s+into|update|delete\s+from)\s+([a-z_][a-z0-9_]*)`)
 
 // groupOf maps every table of Groups to its group's name.
 var groupOf = func() map[string]string {
@@ -1105,15 +1108,27 @@ func (a *applier) keeps(sql string) (bool, error) {
 	if keep, ok := a.targets[sql]; ok {
 		return keep, nil
 	}
-	m := statementTarget.FindStringSubmatch(sql)
-	if m == nil {
+	var keep bool
+	var tables []string
+	for _, m := range statementTargets.FindAllStringSubmatch(sql, -1) {
+		if verb := strings.ToLower(m[1]); strings.HasPrefix(verb, "do") || strings.HasPrefix(verb, "for") {
+			continue
+		}
+		if _, ok := groupOf[m[2]]; !ok {
+			return false, fmt.Errorf("rebuild: the projection writes %s, which is in no rebuild group", m[2])
+		}
+		if len(tables) > 0 && groupOf[m[2]] != groupOf[tables[0]] {
+			// Rebuilding one group would have to run half of it.
+			return false, fmt.Errorf("rebuild: the projection statement %q writes %s and %s, of different groups",
+				statementHead(sql), tables[0], m[2])
+		}
+		tables, keep = append(tables, m[2]), a.r.keep[m[2]]
+	}
+	if len(tables) == 0 {
 		return false, fmt.Errorf("rebuild: cannot tell which table the projection statement %q writes", statementHead(sql))
 	}
-	if _, ok := groupOf[m[1]]; !ok {
-		return false, fmt.Errorf("rebuild: the projection writes %s, which is in no rebuild group", m[1])
-	}
-	a.targets[sql] = a.r.keep[m[1]]
-	return a.r.keep[m[1]], nil
+	a.targets[sql] = keep
+	return keep, nil
 }
 
 func statementHead(sql string) string {
