@@ -19,13 +19,17 @@ func projectPayment(b *pgx.Batch, r domain.Record, e domain.Event) {
 	switch e := e.(type) {
 	case domain.PaymentCreated:
 		// The event's data is the payment's JSON (PaymentCreated embeds
-		// Payment), so it is the row's state as it is.
+		// Payment), so it is the row's state as it is, and the state its
+		// delivery carries.
 		b.Queue(`INSERT INTO payments (id, tenant_id, user_id, merchant_id, status, state, version, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, r.StreamID, r.TenantID, e.UserID, e.MerchantID, e.Status,
 			string(r.Data), r.StreamVersion, r.RecordedAt)
 		b.Queue(`INSERT INTO payment_deadlines (payment_id, tenant_id, expires_at) VALUES ($1, $2, $3)`,
 			r.StreamID, r.TenantID, e.ExpiresAt)
-		queueWebhook(b, r)
+		if e.WebhookURL != "" {
+			b.Queue(`INSERT INTO webhook_deliveries (event_id, tenant_id, payment_id, stream_version, type, occurred_at, payment, next_attempt_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $6)`, r.ID, r.TenantID, r.StreamID, r.StreamVersion, r.Type, r.RecordedAt, string(r.Data))
+		}
 	case domain.PaymentDocumentAttached:
 		b.Queue(`INSERT INTO payment_documents (id, tenant_id, payment_id, file_name, content_type, size, sha256, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, e.DocumentID, r.TenantID, r.StreamID, e.FileName, e.ContentType,
@@ -40,14 +44,6 @@ func projectPayment(b *pgx.Batch, r domain.Record, e domain.Event) {
 			b.Queue(`DELETE FROM payment_deadlines WHERE payment_id = $1`, r.StreamID)
 		}
 	}
-}
-
-// queueWebhook adds the delivery of a payment.created event when the
-// payment has a webhookUrl, with the payment as the event left it.
-func queueWebhook(b *pgx.Batch, r domain.Record) {
-	b.Queue(`INSERT INTO webhook_deliveries (event_id, tenant_id, payment_id, stream_version, type, occurred_at, payment, next_attempt_at)
-		SELECT $1, tenant_id, id, $2, $3, $4, state, $4 FROM payments WHERE id = $5 AND coalesce(state->>'webhookUrl', '') <> ''`,
-		r.ID, r.StreamVersion, r.Type, r.RecordedAt, r.StreamID)
 }
 
 // projectWebhookAttempt records an attempt and moves its delivery on: gone

@@ -1910,7 +1910,8 @@ func (s *streamFold) paymentCreated(r domain.Record) error {
 	return nil // no postings: payment.created carries none (PostingsOf)
 }
 
-// queueWebhook is queueWebhook's INSERT ... SELECT: a pending delivery with
+// queueWebhook is the delivery the projection writes with a status event
+// (projectPayment, mergePayment): a pending delivery with
 // the payment's state, when the state has a webhookUrl.
 func (s *streamFold) queueWebhook(r domain.Record) {
 	p := s.payment
