@@ -140,6 +140,22 @@ func (q *Reader) Payment(ctx context.Context, tenantID, id uuid.UUID) (domain.Pa
 	return p, nil
 }
 
+// PaymentStatus reads only a payment's status, or NotFound: a worker's
+// check that its message's step is still to be taken, which most often it
+// is not (the process that made the change took the next step at once),
+// without reading the state out of TOAST and decoding it.
+func (q *Reader) PaymentStatus(ctx context.Context, tenantID, id uuid.UUID) (string, error) {
+	var status string
+	err := q.pool.QueryRow(ctx, `SELECT status FROM payments WHERE id = $1 AND tenant_id = $2`, id, tenantID).Scan(&status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", errNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("read payment status: %w", err)
+	}
+	return status, nil
+}
+
 // ListPayments returns a page of a tenant's payments matching f, newest
 // first, after the position offset names, and the marker of the next page
 // ("" on the last). A marker is only good for the filter that made it.

@@ -35,13 +35,24 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 	if w.settled.has(paymentID) {
 		return nil // its payout result is recorded: no step is left
 	}
+	var step func(ctx context.Context, tenantID, paymentID uuid.UUID) error
+	var status string // the status the step starts from
 	switch event {
 	case "deposited", "document_attached":
-		return w.beginPayout(ctx, tenantID, paymentID)
+		step, status = w.beginPayout, domain.StatusDeposited
 	case "transferring":
-		return w.takeOverPayout(ctx, tenantID, paymentID)
+		step, status = w.takeOverPayout, domain.StatusTransferring
+	default:
+		return nil
 	}
-	return nil
+	// Usually the process that made the change has taken the step already
+	// (Appended): the status alone says so, without reading the payment.
+	// The step reads it again, so a status that moves after this check
+	// changes nothing.
+	if now, err := w.payments.PaymentStatus(ctx, tenantID, paymentID); err != nil || now != status {
+		return err
+	}
+	return step(ctx, tenantID, paymentID)
 }
 
 // beginPayout converts a deposited payment at the price of now and, in

@@ -22,6 +22,8 @@ import (
 // and commands through the event store.
 type Payments interface {
 	Payment(ctx context.Context, tenantID, id uuid.UUID) (domain.PaymentSnapshot, error)
+	// PaymentStatus is the payment's status alone: cheaper than Payment.
+	PaymentStatus(ctx context.Context, tenantID, id uuid.UUID) (string, error)
 	ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
 	// AppendToPayment records facts that hold whatever the payment's state
