@@ -209,23 +209,49 @@ func (g *groupCommit) send(group []*pendingAppend) {
 	g.sizes.Observe(float64(len(live)))
 	ctx, cancel := groupContext(live)
 	defer cancel()
+	slices.SortStableFunc(live, func(a, b *pendingAppend) int { return bytes.Compare(a.stream[:], b.stream[:]) })
+	var refused []*pendingAppend
+	for len(live) > 1 {
+		failed := g.sendGroup(ctx, live)
+		if failed == nil {
+			break
+		}
+		live = slices.DeleteFunc(live, func(p *pendingAppend) bool { return p == failed })
+		refused = append(refused, failed)
+	}
 	if len(live) == 1 {
 		live[0].result <- g.sendAlone(ctx, live[0])
-		return
 	}
-	slices.SortStableFunc(live, func(a, b *pendingAppend) int { return bytes.Compare(a.stream[:], b.stream[:]) })
+	for _, p := range refused {
+		p.result <- g.sendAlone(ctx, p)
+	}
+}
+
+// sendGroup commits live in one transaction and gives each member its
+// outcome, except when the server refuses a statement: then nothing is
+// committed, and sendGroup returns the member whose statement it was, for
+// the caller to send the others again as a group and that one alone, after
+// them, so it gets exactly the answer it would have had alone. A version
+// conflict spoils one member, not the whole group's round trip. A refusal
+// no member's statement explains (at the commit) sends every member alone.
+func (g *groupCommit) sendGroup(ctx context.Context, live []*pendingAppend) (refused *pendingAppend) {
 	b := &pgx.Batch{}
-	for _, p := range live {
+	ends := make([]int, len(live)) // ends[i]: statements queued through member i
+	for i, p := range live {
 		p.queueOn(b)
+		ends[i] = b.Len()
 	}
-	err := readGroupResults(g.pool.SendBatch(ctx, b), b.Len())
+	failed, err := readGroupResults(g.pool.SendBatch(ctx, b), b.Len())
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
 		for _, p := range live {
 			p.result <- nil
 		}
-	case errors.As(err, &pgErr): // the server refused a statement: nothing committed
+	case errors.As(err, &pgErr) && failed < b.Len(): // nothing committed
+		i, _ := slices.BinarySearch(ends, failed+1)
+		return live[i]
+	case errors.As(err, &pgErr):
 		for _, p := range live {
 			p.result <- g.sendAlone(ctx, p)
 		}
@@ -234,6 +260,7 @@ func (g *groupCommit) send(group []*pendingAppend) {
 			p.result <- fmt.Errorf("append: %w", err)
 		}
 	}
+	return nil
 }
 
 // sendAlone commits p in a transaction of its own.
@@ -243,20 +270,17 @@ func (g *groupCommit) sendAlone(ctx context.Context, p *pendingAppend) error {
 	return readResults(g.pool.SendBatch(ctx, b), b, p.appends)
 }
 
-// readGroupResults reads n results and the implicit commit, and returns the
-// first error.
-func readGroupResults(br pgx.BatchResults, n int) error {
-	var first error
-	for range n {
-		if _, err := br.Exec(); err != nil {
-			first = err
-			break
+// readGroupResults reads n results and the implicit commit, and returns
+// the first error with the index of the statement that failed (n when it
+// was the commit).
+func readGroupResults(br pgx.BatchResults, n int) (failed int, err error) {
+	for failed = range n {
+		if _, err = br.Exec(); err != nil {
+			_ = br.Close()
+			return failed, err
 		}
 	}
-	if err := br.Close(); first == nil {
-		first = err
-	}
-	return first
+	return n, br.Close()
 }
 
 // groupContext is the context a group is sent under: cancelled by no

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -57,6 +58,12 @@ func TestGroupCommitKeepsEachAppendsOutcome(t *testing.T) {
 	checkContiguous(t, ctx, store, c.Tenant, 4)
 	if got := countRows(t, ctx, pool, `SELECT count(*) FROM api_keys`); got != 3+3 {
 		t.Errorf("api keys: got %d, want 6 (3 tenants' first ones and 3 appended)", got)
+	}
+	// The refused appends were set aside and the two good ones committed
+	// together, in one transaction, rather than each alone.
+	if got := countRows(t, ctx, pool, `SELECT count(DISTINCT xmin::text) FROM events WHERE stream_id = ANY($1) AND stream_version >= 3`,
+		[]uuid.UUID{a.Tenant.ID, c.Tenant.ID}); got != 1 {
+		t.Errorf("the good appends committed in %d transactions, want 1", got)
 	}
 }
 
