@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/pguuid"
 )
 
 // The events table is the transactional outbox: an event row is written in
@@ -217,7 +218,7 @@ func (r *Relay) lead(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	RegisterUUID(conn.TypeMap())
+	pguuid.Register(conn.TypeMap())
 	defer conn.Close(context.WithoutCancel(ctx))
 	var got bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(relayLockKey)).Scan(&got); err != nil {

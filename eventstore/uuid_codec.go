@@ -2,77 +2,22 @@ package eventstore
 
 import (
 	"context"
-	"errors"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ledger/ledger/eventstore/pguuid"
 )
 
-// Native UUIDs: pgx knows Postgres's uuid type but not google/uuid's
-// UUID. It encodes one through its driver.Valuer: Value formats the
-// string, pgx fails to encode a string in binary (building an error with
-// fmt), parses the string back and only then writes the 16 bytes; and it
-// scans one through its sql.Scanner, formatting the 16 bytes it received
-// as a string for uuid.Scan to parse. Every id of every statement paid
-// that: about 5% of the write path's CPU. The codec here moves the 16
-// bytes as they are, both ways, and leaves every other case to pgx's own.
-
-// NativeUUIDs has every connection of cfg's pool use the uuid codec below.
-// Set it before opening the pool.
+// NativeUUIDs has every connection of cfg's pool use the native uuid
+// codec (package pguuid). Set it before opening the pool.
 func NativeUUIDs(cfg *pgxpool.Config) {
 	next := cfg.AfterConnect
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-		RegisterUUID(c.TypeMap())
+		pguuid.Register(c.TypeMap())
 		if next != nil {
 			return next(ctx, c)
 		}
 		return nil
 	}
-}
-
-// RegisterUUID registers the uuid codec on m, for uuid and uuid[].
-func RegisterUUID(m *pgtype.Map) {
-	t := &pgtype.Type{Name: "uuid", OID: pgtype.UUIDOID, Codec: uuidCodec{}}
-	m.RegisterType(t)
-	m.RegisterType(&pgtype.Type{Name: "_uuid", OID: pgtype.UUIDArrayOID, Codec: &pgtype.ArrayCodec{ElementType: t}})
-}
-
-// uuidCodec is pgx's UUIDCodec with binary plans for uuid.UUID.
-type uuidCodec struct{ pgtype.UUIDCodec }
-
-func (c uuidCodec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
-	if _, ok := value.(uuid.UUID); ok && format == pgtype.BinaryFormatCode {
-		return encodeUUIDBinary{}
-	}
-	return c.UUIDCodec.PlanEncode(m, oid, format, value)
-}
-
-func (c uuidCodec) PlanScan(m *pgtype.Map, oid uint32, format int16, target any) pgtype.ScanPlan {
-	if _, ok := target.(*uuid.UUID); ok && format == pgtype.BinaryFormatCode {
-		return scanUUIDBinary{}
-	}
-	return c.UUIDCodec.PlanScan(m, oid, format, target)
-}
-
-type encodeUUIDBinary struct{}
-
-func (encodeUUIDBinary) Encode(value any, buf []byte) ([]byte, error) {
-	u := value.(uuid.UUID)
-	return append(buf, u[:]...), nil
-}
-
-type scanUUIDBinary struct{}
-
-// Scan leaves the target as it is for NULL, as uuid.UUID's Scan does.
-func (scanUUIDBinary) Scan(src []byte, target any) error {
-	if src == nil {
-		return nil
-	}
-	if len(src) != 16 {
-		return errors.New("uuid: binary value is not 16 bytes")
-	}
-	copy(target.(*uuid.UUID)[:], src)
-	return nil
 }

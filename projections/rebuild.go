@@ -24,6 +24,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/domain/rawjson"
+	"github.com/ledger/ledger/eventstore/pguuid"
 )
 
 // Rebuilding read models (STYLE §5): the events are replayed from the
@@ -370,6 +371,7 @@ func (r *rebuilder) connect(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("rebuild: connect: %w", err)
 		}
+		pguuid.Register(conn.TypeMap()) // every COPY row carries ids
 		r.conns = append(r.conns, conn)
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
-	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/pguuid"
 )
 
 // auditSnapshot is a set of connections that see one and the same state of
@@ -37,7 +37,7 @@ func openAuditSnapshot(ctx context.Context, cfg *pgx.ConnConfig, n int) (*auditS
 			s.close()
 			return nil, fmt.Errorf("audit snapshot: connect: %w", err)
 		}
-		eventstore.RegisterUUID(c.TypeMap())
+		pguuid.Register(c.TypeMap())
 		s.conns = append(s.conns, c)
 		if _, err := c.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
 			s.close()
