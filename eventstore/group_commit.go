@@ -31,11 +31,12 @@ import (
 //
 // What it keeps: each append is still all or nothing, with the same
 // errors. A group whose transaction fails on a statement (a version
-// conflict, a unique key, a deadlock) commits nothing; each of its appends
-// is then run again on its own, so it gets exactly the answer it would
-// have had alone and the others are unaffected. A group whose connection
-// fails gives every member that error: their outcome is unknown together,
-// as one append's is when its connection breaks.
+// conflict, a unique key, a deadlock) commits nothing; the append whose
+// statement failed is set aside, the others are sent again as a group,
+// and it is run alone after them (send, sendGroup), so each gets exactly
+// the answer it would have had alone. A group whose connection fails
+// gives every member that error: their outcome is unknown together, as
+// one append's is when its connection breaks.
 //
 // Deadlocks: every row an append locks belongs to its own stream (its
 // events, its read-model row, its deliveries), so sending a group's appends
@@ -248,11 +249,12 @@ func (g *groupCommit) sendGroup(ctx context.Context, live []*pendingAppend) (ref
 		for _, p := range live {
 			p.result <- nil
 		}
-	case errors.As(err, &pgErr) && failed < b.Len(): // nothing committed
-		i, _ := slices.BinarySearch(ends, failed+1)
-		return live[i]
-	case errors.As(err, &pgErr):
-		for _, p := range live {
+	case errors.As(err, &pgErr): // nothing committed
+		if failed < b.Len() {
+			i, _ := slices.BinarySearch(ends, failed+1)
+			return live[i]
+		}
+		for _, p := range live { // refused at the commit
 			p.result <- g.sendAlone(ctx, p)
 		}
 	default: // the connection failed: the outcome is unknown for all alike

@@ -1913,8 +1913,8 @@ func (s *streamFold) paymentCreated(r domain.Record) error {
 }
 
 // queueWebhook is the delivery the projection writes with a status event
-// (projectPayment, mergePayment): a pending delivery with
-// the payment's state, when the state has a webhookUrl.
+// (projectPayment, mergePayment): a pending delivery with the payment's
+// state, when the state has a webhookUrl.
 func (s *streamFold) queueWebhook(r domain.Record) {
 	p := s.payment
 	if p == nil {
