@@ -62,21 +62,51 @@ func (c *consumer) run(ctx context.Context, js jetstream.JetStream) error {
 	}
 	slots := make(chan struct{}, c.concurrency)
 	var wg sync.WaitGroup
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			c.process(ctx, m)
-		}()
-	}, jetstream.PullMaxMessages(2*c.concurrency))
-	if err != nil {
-		return fmt.Errorf("worker %s: consume: %w", c.name, err)
+	defer wg.Wait()
+	for ctx.Err() == nil {
+		if err := c.fetch(ctx, cons, func(m jetstream.Msg) {
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				c.process(ctx, m)
+			}()
+		}); err != nil {
+			c.log.Warn("worker: fetch", "consumer", c.name, "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
 	}
-	<-ctx.Done()
-	cc.Drain()
-	<-cc.Closed()
-	wg.Wait()
+	return nil
+}
+
+// fetchWait is how long one pull request waits on the server for
+// messages: an idle consumer asks again this often.
+const fetchWait = 5 * time.Second
+
+// fetch pulls one batch and hands its messages to handle as they arrive.
+// Each batch is one pull request of its own, with its own expiry, rather
+// than Consume's long-lived subscription: under load (a handler blocked on
+// busy slots while heartbeats and request timeouts queue behind it),
+// Consume's count of the messages it has asked for drifted here, and it
+// stopped asking with thousands pending until its heartbeat check fired
+// tens of seconds later. A fetch that goes wrong costs one batch's wait.
+// Messages left undelivered by a shutdown are redelivered after AckWait.
+func (c *consumer) fetch(ctx context.Context, cons jetstream.Consumer, handle func(jetstream.Msg)) error {
+	fctx, cancel := context.WithTimeout(ctx, fetchWait)
+	defer cancel()
+	batch, err := cons.Fetch(2*c.concurrency, jetstream.FetchContext(fctx))
+	if err != nil {
+		return err
+	}
+	for m := range batch.Messages() {
+		handle(m)
+	}
+	if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
 	return nil
 }
 
