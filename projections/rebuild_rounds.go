@@ -1,0 +1,408 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"runtime"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/ledger/ledger/domain"
+)
+
+// seqRange is a run of seqs, inclusive.
+type seqRange struct{ lo, hi int64 }
+
+// cursor is what the rounds so far replayed: every event positioned up to
+// pos, and the events whose seq is in seen (those a snapshot saw
+// unsequenced; they get positions above pos later).
+type cursor struct {
+	pos  int64
+	seen []seqRange
+}
+
+// catch-up tuning: rounds outside the lock until one replays at most
+// catchUpEnough events (or catchUpRounds rounds), and at most swapAttempts
+// tries at the lock.
+const (
+	catchUpEnough = 2000
+	catchUpRounds = 5
+	swapAttempts  = 30
+	pageSize      = 5000
+)
+
+// foldRound is the bulk round's fast path: every event of one snapshot, in
+// stream order, through the fold, its rows COPYed on every apply connection;
+// then the streams the fold handed over, through the projector.
+func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
+	tx, err := r.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return cursor{}, fmt.Errorf("rebuild: snapshot: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	next, err := snapshotCursor(ctx, tx)
+	if err != nil {
+		return next, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	copies := make(chan copyJob, 2*len(r.conns))
+	var writers sync.WaitGroup
+	for _, c := range r.conns {
+		writers.Go(func() {
+			for job := range copies {
+				if ctx.Err() != nil {
+					continue // drain
+				}
+				_, err := c.CopyFrom(ctx, pgx.Identifier{r.shadow, job.table}, foldColumns[job.table], copyRows(job.rows))
+				if err != nil {
+					cancel(fmt.Errorf("rebuild: copy into %s: %w (ledgerctl projections rebuild --via-projector names the event)", job.table, err))
+					continue
+				}
+				r.rows.Add(int64(len(job.rows)))
+				r.reportSometimes("replay")
+			}
+		})
+	}
+	folders := make([]*folder, max(runtime.NumCPU(), 2))
+	feeds := make([]chan []domain.Record, len(folders))
+	var folding sync.WaitGroup
+	for i := range folders {
+		folders[i] = &folder{r: r, out: map[string][][]any{}, copies: copies}
+		feeds[i] = make(chan []domain.Record, 2)
+		folding.Go(func() {
+			f := folders[i]
+			for recs := range feeds[i] {
+				if ctx.Err() != nil {
+					continue // drain
+				}
+				for _, rec := range recs {
+					if err := f.add(ctx, rec); err != nil {
+						cancel(err)
+						break
+					}
+				}
+			}
+			if ctx.Err() == nil {
+				if err := f.finish(ctx); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+	err = r.readStreams(ctx, tx, func(page []domain.Record) error {
+		// A stream goes, whole and in order, to the folder of its hash.
+		parts := make([][]domain.Record, len(folders))
+		for _, rec := range page {
+			i := int(hashID(rec.StreamID) % uint64(len(folders)))
+			parts[i] = append(parts[i], rec)
+		}
+		for i, p := range parts {
+			if len(p) == 0 {
+				continue
+			}
+			select {
+			case feeds[i] <- p:
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		cancel(err)
+	}
+	for _, f := range feeds {
+		close(f)
+	}
+	folding.Wait()
+	close(copies)
+	writers.Wait()
+	if cause := context.Cause(ctx); cause != nil {
+		return next, cause
+	}
+	a := r.newApplier(r.conns[0])
+	for _, f := range folders {
+		for _, recs := range f.handed {
+			r.stats.Handed++
+			if err := a.add(ctx, recs); err != nil {
+				return next, err
+			}
+			r.events.Add(-int64(len(recs))) // add counts them again
+		}
+	}
+	if err := a.flush(ctx); err != nil {
+		return next, err
+	}
+	r.stats.Rounds++
+	return next, nil
+}
+
+// readStreams reads, in q's snapshot, every event of the rebuild's stream
+// types in stream order, page by page (keyset on stream id and version).
+func (r *rebuilder) readStreams(ctx context.Context, q pgx.Tx, fn func([]domain.Record) error) error {
+	var types []string
+	for _, g := range r.stats.Groups {
+		st, ok := streamTypes[g]
+		if !ok || st == nil {
+			types = nil
+			break
+		}
+		types = append(types, st...)
+	}
+	filter, args := "", []any{uuid.Nil, 0, pageSize}
+	if types != nil {
+		filter, args = ` AND stream_type = ANY($4)`, append(args, types)
+	}
+	sql := `SELECT id, tenant_id, stream_type, stream_id, stream_version, type, schema_version, data, recorded_at
+		FROM public.events WHERE (stream_id, stream_version) > ($1, $2)` + filter + `
+		ORDER BY stream_id, stream_version LIMIT $3`
+	for {
+		rows, err := q.Query(ctx, sql, args...)
+		if err != nil {
+			return fmt.Errorf("rebuild: read events: %w", err)
+		}
+		page := make([]domain.Record, 0, pageSize)
+		for rows.Next() {
+			var rec domain.Record
+			if err := rows.Scan((*[16]byte)(&rec.ID), (*[16]byte)(&rec.TenantID), &rec.StreamType, (*[16]byte)(&rec.StreamID),
+				&rec.StreamVersion, &rec.Type, &rec.SchemaVersion, (*[]byte)(&rec.Data), &rec.RecordedAt); err != nil {
+				rows.Close()
+				return fmt.Errorf("rebuild: read events: %w", err)
+			}
+			rec.RecordedAt = rec.RecordedAt.UTC()
+			page = append(page, rec)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("rebuild: read events: %w", err)
+		}
+		if len(page) == 0 {
+			return nil
+		}
+		if err := fn(page); err != nil {
+			return err
+		}
+		last := page[len(page)-1]
+		args[0], args[1] = last.StreamID, last.StreamVersion
+		if len(page) < pageSize {
+			return nil
+		}
+	}
+}
+
+// hashID spreads streams over the fold's workers.
+func hashID(id uuid.UUID) uint64 {
+	h := fnv.New64a()
+	h.Write(id[:])
+	return h.Sum64()
+}
+
+// copyRows feeds COPY, encoding uuids as pgtype.UUID: pgx would otherwise
+// take uuid.UUID's driver.Valuer, a round trip through text.
+func copyRows(rows [][]any) pgx.CopyFromSource {
+	for _, row := range rows {
+		for i, v := range row {
+			switch v := v.(type) {
+			case uuid.UUID:
+				row[i] = pgtype.UUID{Bytes: v, Valid: true}
+			case *uuid.UUID:
+				row[i] = pgtype.UUID{Valid: v != nil}
+				if v != nil {
+					row[i] = pgtype.UUID{Bytes: *v, Valid: true}
+				}
+			}
+		}
+	}
+	return pgx.CopyFromRows(rows)
+}
+
+// bulkRound replays, in one snapshot, the events after cur, spread over
+// every apply connection, and returns the new cursor.
+func (r *rebuilder) bulkRound(ctx context.Context, cur cursor) (cursor, error) {
+	tx, err := r.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return cur, fmt.Errorf("rebuild: snapshot: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	appliers := make([]*applier, len(r.conns))
+	feeds := make([]chan []domain.Record, len(r.conns))
+	var wg sync.WaitGroup
+	for i, c := range r.conns {
+		appliers[i] = r.newApplier(c)
+		feeds[i] = make(chan []domain.Record, 4)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := appliers[i]
+			for recs := range feeds[i] {
+				if err := a.add(ctx, recs); err != nil {
+					cancel(err)
+					for range feeds[i] { // drain, so the reader never blocks
+					}
+					return
+				}
+				r.reportSometimes("replay")
+			}
+			if err := a.flush(ctx); err != nil {
+				cancel(err)
+			}
+		}()
+	}
+	buckets := make([][]domain.Record, len(r.conns))
+	next, err := r.scan(ctx, tx, cur, func(page []domain.Record) error {
+		for _, rec := range page {
+			h := fnv.New32a()
+			h.Write(rec.StreamID[:])
+			i := int(h.Sum32() % uint32(len(r.conns)))
+			buckets[i] = append(buckets[i], rec)
+		}
+		for i, b := range buckets {
+			if len(b) == 0 {
+				continue
+			}
+			select {
+			case feeds[i] <- b:
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+			buckets[i] = nil
+		}
+		return nil
+	})
+	for _, f := range feeds {
+		close(f)
+	}
+	wg.Wait()
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cur, cause
+	}
+	if err != nil {
+		return cur, err
+	}
+	r.stats.Rounds++
+	return next, nil
+}
+
+// recordColumns are read by scan, in this order.
+const recordColumns = `seq, id, tenant_id, stream_type, stream_id, stream_version, type, schema_version,
+	data, metadata, recorded_at, coalesce(position, 0), coalesce(hash, ''), coalesce(prevhash, '')`
+
+// scan reads, in q's snapshot, the events after cur page by page, the
+// sequenced ones in position order and then the unsequenced ones in seq
+// order (each stream in version order either way), calls fn with each
+// page, and returns the cursor of the snapshot. q must be a REPEATABLE
+// READ transaction, so that every query sees the same events.
+func (r *rebuilder) scan(ctx context.Context, q pgx.Tx, cur cursor, fn func([]domain.Record) error) (cursor, error) {
+	next, err := snapshotCursor(ctx, q)
+	if err != nil {
+		return cur, err
+	}
+
+	notSeen, args := "", []any{nil, pageSize}
+	if len(cur.seen) > 0 {
+		lo, hi := make([]int64, len(cur.seen)), make([]int64, len(cur.seen))
+		for i, s := range cur.seen {
+			lo[i], hi[i] = s.lo, s.hi
+		}
+		notSeen = ` AND NOT EXISTS (SELECT FROM unnest($3::bigint[], $4::bigint[]) AS s(lo, hi) WHERE seq BETWEEN s.lo AND s.hi)`
+		args = append(args, lo, hi)
+	}
+	// pages reads sql page by page, keyset on its first parameter: the last
+	// row's position, or its seq when byPosition is false.
+	pages := func(sql string, after int64, byPosition bool) error {
+		for {
+			args[0] = after
+			recs, lastSeq, err := readPage(ctx, q, sql, args)
+			if err != nil {
+				return err
+			}
+			if len(recs) == 0 {
+				return nil
+			}
+			if err := fn(recs); err != nil {
+				return err
+			}
+			after = lastSeq
+			if byPosition {
+				after = recs[len(recs)-1].Position
+			}
+			if len(recs) < pageSize {
+				return nil
+			}
+		}
+	}
+	if err := pages(`SELECT `+recordColumns+` FROM public.events WHERE position > $1`+notSeen+
+		` ORDER BY position LIMIT $2`, cur.pos, true); err != nil {
+		return cur, err
+	}
+	if err := pages(`SELECT `+recordColumns+` FROM public.events WHERE position IS NULL AND seq > $1`+notSeen+
+		` ORDER BY seq LIMIT $2`, 0, false); err != nil {
+		return cur, err
+	}
+	return next, nil
+}
+
+// snapshotCursor is the cursor of q's snapshot: its highest position and
+// the seqs of its unsequenced events, as ranges.
+func snapshotCursor(ctx context.Context, q pgx.Tx) (cursor, error) {
+	var next cursor
+	if err := q.QueryRow(ctx, `SELECT coalesce(max(position), 0) FROM public.events`).Scan(&next.pos); err != nil {
+		return next, fmt.Errorf("rebuild: read events: %w", err)
+	}
+	rows, err := q.Query(ctx, `SELECT seq FROM public.events WHERE position IS NULL ORDER BY seq`)
+	if err != nil {
+		return next, fmt.Errorf("rebuild: read events: %w", err)
+	}
+	var seq int64
+	_, err = pgx.ForEachRow(rows, []any{&seq}, func() error {
+		if k := len(next.seen) - 1; k >= 0 && next.seen[k].hi == seq-1 {
+			next.seen[k].hi = seq
+		} else {
+			next.seen = append(next.seen, seqRange{seq, seq})
+		}
+		return nil
+	})
+	if err != nil {
+		return next, fmt.Errorf("rebuild: read events: %w", err)
+	}
+	return next, nil
+}
+
+// readPage reads one page of events and the seq of its last.
+func readPage(ctx context.Context, q pgx.Tx, sql string, args []any) ([]domain.Record, int64, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("rebuild: read events: %w", err)
+	}
+	defer rows.Close()
+	var (
+		recs []domain.Record
+		seq  int64
+		meta []byte
+	)
+	for rows.Next() {
+		var r domain.Record
+		if err := rows.Scan(&seq, (*[16]byte)(&r.ID), (*[16]byte)(&r.TenantID), &r.StreamType, (*[16]byte)(&r.StreamID),
+			&r.StreamVersion, &r.Type, &r.SchemaVersion, (*[]byte)(&r.Data), &meta, &r.RecordedAt, &r.Position, &r.Hash, &r.PrevHash); err != nil {
+			return nil, 0, fmt.Errorf("rebuild: read events: %w", err)
+		}
+		r.RecordedAt = r.RecordedAt.UTC()
+		if err := json.Unmarshal(meta, &r.Meta); err != nil {
+			return nil, 0, fmt.Errorf("rebuild: metadata of event %s: %w", r.ID, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("rebuild: read events: %w", err)
+	}
+	return recs, seq, nil
+}

@@ -1,0 +1,313 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ledger/ledger/eventstore/pguuid"
+)
+
+// connect opens the apply connections: their own, never the pool's,
+// because their search_path (the shadow schema alone) and their cached
+// statements (prepared against the shadow tables) must never serve anyone
+// else. synchronous_commit is off for the bulk work; the swap turns it on.
+//
+// The large jsonb values (a payment's state, and its copy in each pending
+// webhook delivery) are compressed with lz4 where the server has it: some 15% less
+// of the COPYs' CPU than pglz, and transparent to readers, since Postgres
+// records the method with each value.
+func (r *rebuilder) connect(ctx context.Context) error {
+	err := r.pool.QueryRow(ctx, `SELECT coalesce(bool_or('lz4' = ANY(enumvals)), false) FROM pg_settings
+		WHERE name = 'default_toast_compression'`).Scan(&r.lz4)
+	if err != nil {
+		return fmt.Errorf("rebuild: settings: %w", err)
+	}
+	for range r.opt.Connections {
+		cfg := r.pool.Config().ConnConfig.Copy()
+		cfg.RuntimeParams["search_path"] = ident(r.shadow)
+		cfg.RuntimeParams["synchronous_commit"] = "off"
+		cfg.RuntimeParams["maintenance_work_mem"] = "256MB" // index builds sort in memory
+		if r.lz4 {
+			cfg.RuntimeParams["default_toast_compression"] = "lz4"
+		}
+		conn, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("rebuild: connect: %w", err)
+		}
+		pguuid.Register(conn.TypeMap()) // every COPY row carries ids
+		r.conns = append(r.conns, conn)
+	}
+	return nil
+}
+
+func (r *rebuilder) close() {
+	for _, c := range r.conns {
+		c.Close(context.Background())
+	}
+}
+
+// dropLeftovers drops the schemas of rebuilds that died before cleaning up
+// (the caller holds the rebuild lock, so none of them is running).
+func (r *rebuilder) dropLeftovers(ctx context.Context) error {
+	rows, err := r.pool.Query(ctx, `SELECT nspname FROM pg_namespace WHERE nspname ~ '^rebuild_[0-9a-f]{12}(_old)?$'`)
+	if err != nil {
+		return fmt.Errorf("rebuild: find leftovers: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("rebuild: find leftovers: %w", err)
+	}
+	for _, n := range names {
+		if err := r.dropSchema(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropSchema drops a rebuild schema and what is in it. A retired table
+// with a foreign key to documents needs a brief ACCESS EXCLUSIVE lock on
+// documents to go, so the drop waits for it at most a moment at a time.
+func (r *rebuilder) dropSchema(ctx context.Context, schema string) error {
+	var err error
+	for attempt := range 50 {
+		err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '200ms'`); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+ident(schema)+` CASCADE`)
+			return err
+		})
+		if !isLockTimeout(err) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 20 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("rebuild: drop schema %s: %w", schema, err)
+	}
+	return nil
+}
+
+// tableDef is what a live table needs re-created on its shadow: the
+// constraints and indexes LIKE ... EXCLUDING INDEXES leaves out.
+type tableDef struct {
+	name    string
+	keys    [][2]string // primary key, unique and exclusion constraints: name, definition
+	indexes [][2]string // other indexes: name, CREATE INDEX on the shadow table
+	fks     [][2]string // foreign keys: name, definition (REFERENCES the shadow table within the group)
+}
+
+// createShadow creates the shadow schema and tables, with their keys.
+func (r *rebuilder) createShadow(ctx context.Context) error {
+	defs, err := r.describe(ctx)
+	if err != nil {
+		return err
+	}
+	r.defs = defs
+	c := r.conns[0]
+	if _, err := c.Exec(ctx, `CREATE SCHEMA `+ident(r.shadow)); err != nil {
+		return fmt.Errorf("rebuild: create schema: %w", err)
+	}
+	persistence := "" // the fold writes each row once: logging it then costs less than a rewrite later
+	if r.opt.ViaProjector {
+		persistence = "UNLOGGED " // the projector rewrites rows many times; SET LOGGED writes them once
+	}
+	for _, d := range defs {
+		if _, err := c.Exec(ctx, `CREATE `+persistence+`TABLE `+qualified(r.shadow, d.name)+
+			` (LIKE `+qualified("public", d.name)+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
+			return fmt.Errorf("rebuild: create shadow %s: %w", d.name, err)
+		}
+		for _, k := range d.keys {
+			if _, err := c.Exec(ctx, `ALTER TABLE `+qualified(r.shadow, d.name)+` ADD CONSTRAINT `+ident(k[0])+` `+k[1]); err != nil {
+				return fmt.Errorf("rebuild: shadow %s: %s: %w", d.name, k[0], err)
+			}
+		}
+	}
+	return nil
+}
+
+// describe reads the live tables' definitions and refuses what a rebuild
+// cannot carry over.
+func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
+	tx, err := r.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	// With an empty search_path every name in the definitions below comes
+	// out schema-qualified, so they can be pointed at the shadow schema.
+	if _, err := tx.Exec(ctx, `SET LOCAL search_path = ''`); err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	var problems []string
+	rows, err := tx.Query(ctx, `SELECT t.name, c.oid IS NOT NULL,
+			coalesce(c.relkind::text, ''), coalesce(c.relrowsecurity, false),
+			coalesce((SELECT count(*) FROM pg_trigger g WHERE g.tgrelid = c.oid AND NOT g.tgisinternal), 0),
+			coalesce((SELECT count(*) FROM pg_attrdef d WHERE d.adrelid = c.oid AND pg_get_expr(d.adbin, d.adrelid) LIKE 'nextval(%'), 0)
+		FROM unnest($1::text[]) AS t(name)
+		LEFT JOIN pg_class c ON c.relname = t.name AND c.relnamespace = 'public'::regnamespace`, r.tables)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	var name, kind string
+	var exists, rls bool
+	var triggers, serials int
+	_, err = pgx.ForEachRow(rows, []any{&name, &exists, &kind, &rls, &triggers, &serials}, func() error {
+		switch {
+		case !exists:
+			problems = append(problems, fmt.Sprintf("table public.%s does not exist (migrations not applied?)", name))
+		case kind != "r":
+			problems = append(problems, fmt.Sprintf("public.%s is not a plain table", name))
+		case rls:
+			problems = append(problems, fmt.Sprintf("public.%s has row security, which a rebuild does not copy", name))
+		case triggers > 0:
+			problems = append(problems, fmt.Sprintf("public.%s has triggers, which a rebuild does not copy", name))
+		case serials > 0:
+			problems = append(problems, fmt.Sprintf("public.%s has a sequence default, which a rebuild cannot carry over", name))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	rows, err = tx.Query(ctx, `SELECT src.relname, con.conname, dst.relname FROM pg_constraint con
+		JOIN pg_class src ON src.oid = con.conrelid JOIN pg_class dst ON dst.oid = con.confrelid
+		WHERE con.contype = 'f' AND dst.relnamespace = 'public'::regnamespace AND dst.relname = ANY($1)
+			AND NOT (src.relnamespace = 'public'::regnamespace AND src.relname = ANY($1))`, r.tables)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	var src, con, dst string
+	_, err = pgx.ForEachRow(rows, []any{&src, &con, &dst}, func() error {
+		problems = append(problems, fmt.Sprintf("%s (foreign key %s) refers to %s: rebuild them together", src, con, dst))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("rebuild: %s", strings.Join(problems, "; "))
+	}
+
+	defs := make([]tableDef, len(r.tables))
+	byName := map[string]*tableDef{}
+	for i, t := range r.tables {
+		defs[i].name = t
+		byName[t] = &defs[i]
+	}
+	// Keys and foreign keys, with pg_get_constraintdef's text; a foreign key
+	// to a table of the group is pointed at its shadow.
+	rows, err = tx.Query(ctx, `SELECT t.relname, con.conname, con.contype::text,
+			CASE WHEN con.contype = 'f' AND ref.relnamespace = 'public'::regnamespace AND ref.relname = ANY($1)
+				THEN replace(pg_get_constraintdef(con.oid), format('REFERENCES public.%I(', ref.relname), format('REFERENCES %I.%I(', $2::text, ref.relname))
+				ELSE pg_get_constraintdef(con.oid) END
+		FROM pg_constraint con JOIN pg_class t ON t.oid = con.conrelid LEFT JOIN pg_class ref ON ref.oid = con.confrelid
+		WHERE t.relnamespace = 'public'::regnamespace AND t.relname = ANY($1) AND con.contype IN ('p', 'u', 'x', 'f')
+		ORDER BY t.relname, con.contype DESC, con.conname`, r.tables, r.shadow)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	var table, cname, ctype, def string
+	_, err = pgx.ForEachRow(rows, []any{&table, &cname, &ctype, &def}, func() error {
+		d := byName[table]
+		if ctype == "f" {
+			d.fks = append(d.fks, [2]string{cname, def})
+		} else {
+			d.keys = append(d.keys, [2]string{cname, def})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	// Indexes that back no constraint, re-pointed at the shadow table; their
+	// names are free there.
+	rows, err = tx.Query(ctx, `SELECT t.relname, i.relname, pg_get_indexdef(x.indexrelid),
+			replace(pg_get_indexdef(x.indexrelid), format(' ON public.%I ', t.relname), format(' ON %I.%I ', $2::text, t.relname))
+		FROM pg_index x JOIN pg_class t ON t.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid
+		WHERE t.relnamespace = 'public'::regnamespace AND t.relname = ANY($1)
+			AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid AND c.conrelid = x.indrelid AND c.contype IN ('p', 'u', 'x'))
+		ORDER BY t.relname, i.relname`, r.tables, r.shadow)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	var iname, orig string
+	_, err = pgx.ForEachRow(rows, []any{&table, &iname, &orig, &def}, func() error {
+		if def == orig {
+			return fmt.Errorf("index %s: cannot point %q at the shadow table", iname, orig)
+		}
+		byName[table].indexes = append(byName[table].indexes, [2]string{iname, def})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	return defs, nil
+}
+
+// finishShadow makes the shadow tables what the live ones are: logged,
+// indexed, with their foreign keys and statistics. The statements run on
+// every apply connection at once (sessions may build indexes of one table
+// together); the foreign keys come after every index.
+func (r *rebuilder) finishShadow(ctx context.Context) error {
+	var logged, indexes, fks []string
+	for _, d := range r.defs {
+		t := qualified(r.shadow, d.name)
+		if r.opt.ViaProjector {
+			logged = append(logged, `ALTER TABLE `+t+` SET LOGGED`)
+		}
+		for _, ix := range d.indexes {
+			indexes = append(indexes, ix[1])
+		}
+		indexes = append(indexes, `ANALYZE `+t)
+		var add []string
+		for _, fk := range d.fks {
+			add = append(add, `ALTER TABLE `+t+` ADD CONSTRAINT `+ident(fk[0])+` `+fk[1]+` NOT VALID`,
+				`ALTER TABLE `+t+` VALIDATE CONSTRAINT `+ident(fk[0]))
+		}
+		if len(add) > 0 {
+			fks = append(fks, strings.Join(add, "; "))
+		}
+	}
+	for _, stage := range [][]string{logged, indexes, fks} {
+		if err := r.onEveryConn(ctx, stage); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onEveryConn runs the statements, each on whichever apply connection is
+// free.
+func (r *rebuilder) onEveryConn(ctx context.Context, stmts []string) error {
+	next := make(chan string, len(stmts))
+	for _, sql := range stmts {
+		next <- sql
+	}
+	close(next)
+	errs := make([]error, len(r.conns))
+	var wg sync.WaitGroup
+	for i, c := range r.conns {
+		wg.Go(func() {
+			for sql := range next {
+				if _, err := c.Exec(ctx, sql); err != nil {
+					errs[i] = fmt.Errorf("rebuild: finish (%s): %w", statementHead(sql), err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
