@@ -34,6 +34,7 @@ type appendConfig struct {
 	relay       bool
 	relayBatch  int           // eventstore.RelayConfig.BatchSize; 0: its default
 	relayPoll   time.Duration // eventstore.RelayConfig.PollInterval; 0: its default
+	relayBusy   time.Duration // eventstore.RelayConfig.BusyRound; 0: its default
 }
 
 func parseAppendFlags(args []string, stderr io.Writer) (appendConfig, error) {
@@ -51,6 +52,7 @@ func parseAppendFlags(args []string, stderr io.Writer) (appendConfig, error) {
 	fs.BoolVar(&c.relay, "relay", true, "run the relay while appending (false: measure the write path alone)")
 	fs.IntVar(&c.relayBatch, "relay-batch", 0, "events per relay round (0: the relay's default)")
 	fs.DurationVar(&c.relayPoll, "relay-poll", 0, "relay's idle wait between rounds (0: the relay's default)")
+	fs.DurationVar(&c.relayBusy, "relay-busy-round", 0, "relay's least time from one busy round's start to the next's (0: the relay's default)")
 	err := fs.Parse(args)
 	if err != nil {
 		return c, err
@@ -105,7 +107,7 @@ func measureAppend(ctx context.Context, cfg appendConfig, stderr io.Writer) (_ *
 	suffix := randomHex(6)
 	dbName := "ledgerbench_" + suffix
 	relayCfg := eventstore.RelayConfig{Stream: "LEDGERBENCH_" + strings.ToUpper(suffix), SubjectPrefix: "ledgerbench" + suffix,
-		BatchSize: cfg.relayBatch, PollInterval: cfg.relayPoll}
+		BatchSize: cfg.relayBatch, PollInterval: cfg.relayPoll, BusyRound: cfg.relayBusy}
 	cleanup := context.WithoutCancel(ctx) // cleanup runs after Ctrl-C too
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
