@@ -19,6 +19,7 @@ import (
 // with a log line and a metric instead of blocking the stream.
 type consumer struct {
 	name        string // the durable name: never rename it, a new name replays the stream
+	replaces    string // a durable this one takes over from (see ensure); "": none
 	stream      string
 	filter      string
 	maxDeliver  int
@@ -26,6 +27,82 @@ type consumer struct {
 	handle      func(ctx context.Context, subject string) error
 	log         *slog.Logger
 	metrics     *metrics
+}
+
+// maxAckPending bounds the messages of a durable delivered and not yet
+// acknowledged. It is not what bounds the work (the handlers' slots and the
+// fetch size do): a message handed back for later (retryLater: a
+// transferring payment within its PayoutGrace) stays pending until then,
+// and at 4 per slot, as it was, the transferring durable sat at its bound
+// (32) in the lifecycle benchmark, delivering nothing more until those
+// waits ran out.
+const maxAckPending = 1024
+
+// ensure creates the durable, or updates the settings of the one that
+// exists. Where a durable starts is fixed when it is created: a new one
+// starts at the beginning of the stream, unless it replaces an older
+// durable, and then just after the messages that one acknowledged (its ack
+// floor), so a new set of durables neither skips a message the old one had
+// not finished nor replays the whole history. Messages the old one
+// acknowledged beyond its floor come again; every handler is idempotent.
+// Several processes may create it at once: a loser finds it on its retry.
+func (c *consumer) ensure(ctx context.Context, js jetstream.JetStream) (jetstream.Consumer, error) {
+	cfg := jetstream.ConsumerConfig{
+		Durable: c.name, FilterSubject: c.filter, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: 30 * time.Second, MaxDeliver: c.maxDeliver, MaxAckPending: maxAckPending,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+	cur, err := js.Consumer(ctx, c.stream, c.name)
+	if err == nil {
+		info := cur.CachedInfo()
+		cfg.DeliverPolicy, cfg.OptStartSeq = info.Config.DeliverPolicy, info.Config.OptStartSeq
+		return js.UpdateConsumer(ctx, c.stream, cfg)
+	}
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, err
+	}
+	if c.replaces != "" {
+		old, err := js.Consumer(ctx, c.stream, c.replaces)
+		switch {
+		case err == nil:
+			cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+			cfg.OptStartSeq = old.CachedInfo().AckFloor.Stream + 1
+		case !errors.Is(err, jetstream.ErrConsumerNotFound):
+			return nil, err
+		}
+	}
+	return js.CreateConsumer(ctx, c.stream, cfg)
+}
+
+// retireDurable deletes the durable old once every one of replacements
+// exists: each of them has then taken its starting point from old's ack
+// floor. It waits for them (they are created by this process's consumers,
+// or by another process's) and gives up only when ctx ends.
+func retireDurable(ctx context.Context, js jetstream.JetStream, stream, old string, replacements []string, log *slog.Logger) error {
+	for {
+		err := func() error {
+			for _, name := range replacements {
+				if _, err := js.Consumer(ctx, stream, name); err != nil {
+					return err
+				}
+			}
+			if err := js.DeleteConsumer(ctx, stream, old); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+				return err
+			}
+			return nil
+		}()
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) && ctx.Err() == nil {
+			log.Warn("worker: retire durable", "consumer", old, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // backoff is the wait before redelivering a message that failed n times.
@@ -40,18 +117,13 @@ func (c *consumer) run(ctx context.Context, js jetstream.JetStream) error {
 	var cons jetstream.Consumer
 	for {
 		var err error
-		cons, err = js.CreateOrUpdateConsumer(ctx, c.stream, jetstream.ConsumerConfig{
-			Durable: c.name, FilterSubject: c.filter, AckPolicy: jetstream.AckExplicitPolicy,
-			AckWait: 30 * time.Second, MaxDeliver: c.maxDeliver, MaxAckPending: 4 * c.concurrency,
-			DeliverPolicy: jetstream.DeliverAllPolicy,
-		})
-		if err == nil {
+		if cons, err = c.ensure(ctx, js); err == nil {
 			break
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		if !errors.Is(err, jetstream.ErrStreamNotFound) && !errors.Is(err, jetstream.ErrConsumerExists) {
 			c.log.Warn("worker: create consumer", "consumer", c.name, "err", err)
 		}
 		select {

@@ -10,16 +10,39 @@ import (
 	"github.com/ledger/ledger/workers/rails/payout"
 )
 
-// lifecycle is the durable consumer that moves funded payments on: a
-// deposit (or the document a held payment waited for) converts the
-// payment and records its payout intent; the intent calls the payout rail
-// with the payment id as idempotency key and records the rail's answer.
-// Each step is decided on the payment's current state, so a redelivered
-// or duplicated message decides nothing new, and the rail de-duplicates
-// the call itself: a payment is paid out at most once.
-func (w *Workers) lifecycle() *consumer {
-	return &consumer{name: "lifecycle", stream: w.cfg.Stream, filter: w.cfg.SubjectPrefix + ".*.payment.>",
-		maxDeliver: 12, concurrency: 32, handle: w.handleLifecycle, log: w.log, metrics: w.metrics}
+// The lifecycle consumers move funded payments on: a deposit (or the
+// document a held payment waited for) converts the payment and records its
+// payout intent; the intent calls the payout rail with the payment id as
+// idempotency key and records the rail's answer. Each step is decided on
+// the payment's current state, so a redelivered or duplicated message
+// decides nothing new, and the rail de-duplicates the call itself: a
+// payment is paid out at most once.
+//
+// There is one durable per event they act on, each filtered to that
+// event's subjects: a payment publishes some ten events (webhook attempts
+// among them) and the steps need two or three. One durable on every
+// payment subject received all of them: under load it fell thousands of
+// messages behind, and a deposit whose step the fast path had not taken
+// waited behind them for seconds. (NATS 2.10 can filter one durable on
+// several subjects; the 2.9 servers this runs on cannot.) They replace the
+// single durable "lifecycle" of earlier versions, starting where it had
+// got to, and it is deleted once they all exist (retireDurable).
+var lifecycleEvents = []struct {
+	event       string
+	concurrency int // messages handled at once; deposits run conversions and payouts
+}{{"deposited", 16}, {"document_attached", 8}, {"transferring", 8}}
+
+// lifecycleReplaces is the durable the lifecycle consumers replaced.
+const lifecycleReplaces = "lifecycle"
+
+func (w *Workers) lifecycleConsumers() []*consumer {
+	var cs []*consumer
+	for _, e := range lifecycleEvents {
+		cs = append(cs, &consumer{name: "lifecycle_" + e.event, replaces: lifecycleReplaces, stream: w.cfg.Stream,
+			filter: w.cfg.SubjectPrefix + ".*.payment.*." + e.event, maxDeliver: 12, concurrency: e.concurrency,
+			handle: w.handleLifecycle, log: w.log, metrics: w.metrics})
+	}
+	return cs
 }
 
 func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {

@@ -67,7 +67,7 @@ type Config struct {
 	Unavailable func(error) bool
 }
 
-// Workers are the lifecycle consumer, the expiry timer, the webhook
+// Workers are the lifecycle consumers, the expiry timer, the webhook
 // dispatcher and, with a Lightning node, the deposit invoice watcher of one
 // ledgerd process; several processes share the work.
 type Workers struct {
@@ -106,7 +106,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 		cfg.WebhookSchedule = domain.WebhookRetrySchedule
 	}
 	if cfg.StalledAfter <= 0 {
-		// Beyond the lifecycle consumer's own redeliveries (about 2.5
+		// Beyond the lifecycle consumers' own redeliveries (about 2.5
 		// minutes in all), so the sweep only takes what it gave up on.
 		cfg.StalledAfter = 5 * time.Minute
 	}
@@ -130,7 +130,12 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 // Run runs every worker until ctx ends, then lets in-flight work finish.
 func (w *Workers) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return w.lifecycle().run(ctx, w.js) })
+	var names []string
+	for _, c := range w.lifecycleConsumers() {
+		names = append(names, c.name)
+		g.Go(func() error { return c.run(ctx, w.js) })
+	}
+	g.Go(func() error { return retireDurable(ctx, w.js, w.cfg.Stream, lifecycleReplaces, names, w.log) })
 	g.Go(func() error { return w.runExpiry(ctx) })
 	g.Go(func() error { return w.runWebhooks(ctx) })
 	g.Go(func() error { return w.runStalled(ctx) })

@@ -214,7 +214,7 @@ func measureLifecycle(ctx context.Context, cfg lifecycleConfig, stderr io.Writer
 
 // warmUp takes one payment per partner through its whole life before
 // anything is timed: every partner's path works, ledgerd's stream and its
-// lifecycle consumer exist, and the webhook path is warm. A payment that
+// lifecycle consumers exist, and the webhook path is warm. A payment that
 // does not succeed within -drain stops the run, with its status.
 func (b *lifecycleBench) warmUp(ctx context.Context) error {
 	ids := make([]string, len(b.load.partners))

@@ -1,0 +1,102 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ledger/ledger/eventstore/testenv"
+)
+
+// The per-event lifecycle durables start where the single durable of
+// earlier versions had acknowledged up to, and that one is deleted once
+// they all exist; on a stream without it they start at the beginning.
+func TestLifecycleDurablesTakeOverFromTheSingleOne(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := nats.Connect(testenv.NATSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, withOld := range []bool{true, false} {
+		s := testenv.NewStream(t)
+		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: s.Name, Subjects: []string{s.SubjectPrefix + ".>"},
+			Storage: jetstream.MemoryStorage}); err != nil {
+			t.Fatal(err)
+		}
+		tenant, p1, p2, p3 := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+		for _, m := range []struct {
+			payment uuid.UUID
+			event   string
+		}{{p1, "deposited"}, {p1, "webhook_attempted"}, {p1, "transferring"}, // acknowledged by the old durable
+			{p2, "deposited"}, {p2, "transferring"}, {p3, "document_attached"}, {p3, "webhook_attempted"}} {
+			subject := s.SubjectPrefix + "." + tenant.String() + ".payment." + m.payment.String() + "." + m.event
+			if _, err := js.Publish(ctx, subject, []byte("{}")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if withOld {
+			old, err := js.CreateConsumer(ctx, s.Name, jetstream.ConsumerConfig{Durable: lifecycleReplaces,
+				FilterSubject: s.SubjectPrefix + ".*.payment.>", AckPolicy: jetstream.AckExplicitPolicy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch, err := old.Fetch(3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for m := range batch.Messages() {
+				if err := m.DoubleAck(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		w := &Workers{cfg: Config{Stream: s.Name, SubjectPrefix: s.SubjectPrefix}, log: slog.New(slog.DiscardHandler)}
+		var names []string
+		for range 2 { // a second process, or a restart, finds them as they are
+			names = nil
+			for _, c := range w.lifecycleConsumers() {
+				names = append(names, c.name)
+				cons, err := c.ensure(ctx, js)
+				if err != nil {
+					t.Fatalf("ensure %s: %v", c.name, err)
+				}
+				info, err := cons.Info(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Messages of each one's event: after the old durable's ack floor (3), or all.
+				wantPending := map[string]uint64{"lifecycle_deposited": 1, "lifecycle_transferring": 1,
+					"lifecycle_document_attached": 1}[c.name]
+				wantStart := uint64(4)
+				if !withOld {
+					wantPending = map[string]uint64{"lifecycle_deposited": 2, "lifecycle_transferring": 2,
+						"lifecycle_document_attached": 1}[c.name]
+					wantStart = 0
+				}
+				if info.Config.OptStartSeq != wantStart || info.NumPending != wantPending {
+					t.Fatalf("withOld %v: %s starts at %d with %d pending, want %d and %d",
+						withOld, c.name, info.Config.OptStartSeq, info.NumPending, wantStart, wantPending)
+				}
+			}
+		}
+		if err := retireDurable(ctx, js, s.Name, lifecycleReplaces, names, w.log); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.Consumer(ctx, s.Name, lifecycleReplaces); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			t.Fatalf("withOld %v: the old durable after retiring it: %v", withOld, err)
+		}
+	}
+}
