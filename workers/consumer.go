@@ -112,13 +112,57 @@ func backoff(n uint64) time.Duration {
 }
 
 // run consumes until ctx ends. It waits for the stream (the relay's leader
-// creates it) rather than failing.
+// creates it) rather than failing, and creates the durable again if it
+// disappears (an operator deleted it, the stream was re-created): a pull
+// for a durable that does not exist gets no answer at all, so an idle
+// fetch checks that it is still there.
 func (c *consumer) run(ctx context.Context, js jetstream.JetStream) error {
-	var cons jetstream.Consumer
+	slots := make(chan struct{}, c.concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	handle := func(m jetstream.Msg) {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			c.process(ctx, m)
+		}()
+	}
 	for {
-		var err error
-		if cons, err = c.ensure(ctx, js); err == nil {
-			break
+		cons := c.durable(ctx, js)
+		if cons == nil {
+			return nil
+		}
+		for ctx.Err() == nil {
+			n, err := c.fetch(ctx, cons, handle)
+			if err == nil && n == 0 {
+				_, err = cons.Info(ctx)
+			}
+			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
+				c.log.Warn("worker: the durable consumer is gone; creating it again", "consumer", c.name)
+				break
+			}
+			if err != nil && ctx.Err() == nil {
+				c.log.Warn("worker: fetch", "consumer", c.name, "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// durable ensures the durable, retrying every second until it succeeds;
+// nil when ctx ends first.
+func (c *consumer) durable(ctx context.Context, js jetstream.JetStream) jetstream.Consumer {
+	for {
+		cons, err := c.ensure(ctx, js)
+		if err == nil {
+			return cons
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -132,54 +176,36 @@ func (c *consumer) run(ctx context.Context, js jetstream.JetStream) error {
 		case <-time.After(time.Second):
 		}
 	}
-	slots := make(chan struct{}, c.concurrency)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for ctx.Err() == nil {
-		if err := c.fetch(ctx, cons, func(m jetstream.Msg) {
-			slots <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-slots; wg.Done() }()
-				c.process(ctx, m)
-			}()
-		}); err != nil {
-			c.log.Warn("worker: fetch", "consumer", c.name, "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
-	}
-	return nil
 }
 
 // fetchWait is how long one pull request waits on the server for
 // messages: an idle consumer asks again this often.
 const fetchWait = 5 * time.Second
 
-// fetch pulls one batch and hands its messages to handle as they arrive.
-// Each batch is one pull request of its own, with its own expiry, rather
+// fetch pulls one batch, hands its messages to handle as they arrive and
+// says how many there were. Each batch is one pull request of its own, with its own expiry, rather
 // than Consume's long-lived subscription: under load (a handler blocked on
 // busy slots while heartbeats and request timeouts queue behind it),
 // Consume's count of the messages it has asked for drifted here, and it
 // stopped asking with thousands pending until its heartbeat check fired
 // tens of seconds later. A fetch that goes wrong costs one batch's wait.
 // Messages left undelivered by a shutdown are redelivered after AckWait.
-func (c *consumer) fetch(ctx context.Context, cons jetstream.Consumer, handle func(jetstream.Msg)) error {
+func (c *consumer) fetch(ctx context.Context, cons jetstream.Consumer, handle func(jetstream.Msg)) (int, error) {
 	fctx, cancel := context.WithTimeout(ctx, fetchWait)
 	defer cancel()
 	batch, err := cons.Fetch(2*c.concurrency, jetstream.FetchContext(fctx))
 	if err != nil {
-		return err
+		return 0, err
 	}
+	n := 0
 	for m := range batch.Messages() {
 		handle(m)
+		n++
 	}
 	if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+		return n, err
 	}
-	return nil
+	return n, nil
 }
 
 // process handles one message: ack on success, a delayed nak on failure,

@@ -100,3 +100,58 @@ func TestLifecycleDurablesTakeOverFromTheSingleOne(t *testing.T) {
 		}
 	}
 }
+
+// A worker whose durable is deleted under it creates it again and goes on
+// handling messages, instead of pulling from a durable that is gone.
+func TestConsumerCreatesItsDurableAgain(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	nc, err := nats.Connect(testenv.NATSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testenv.NewStream(t)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: s.Name, Subjects: []string{s.SubjectPrefix + ".>"},
+		Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatal(err)
+	}
+	handled := make(chan string, 10)
+	c := &consumer{name: "test_worker", stream: s.Name, filter: s.SubjectPrefix + ".>", maxDeliver: 3, concurrency: 2,
+		handle: func(_ context.Context, subject string) error { handled <- subject; return nil },
+		log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil)}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { c.run(runCtx, js); close(done) }()
+	defer func() { stop(); <-done }()
+	waitFor := func(subject string) {
+		t.Helper()
+		for {
+			select {
+			case got := <-handled:
+				if got == subject {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("%s was never handled", subject)
+			}
+		}
+	}
+	first, second := s.SubjectPrefix+".first", s.SubjectPrefix+".second"
+	if _, err := js.Publish(ctx, first, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(first)
+	if err := js.DeleteConsumer(ctx, s.Name, c.name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, second, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(second)
+}
