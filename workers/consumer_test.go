@@ -122,9 +122,12 @@ func TestConsumerCreatesItsDurableAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	handled := make(chan string, 10)
-	c := &consumer{name: "test_worker", stream: s.Name, filter: s.SubjectPrefix + ".>", maxDeliver: 3, concurrency: 2,
-		handle: func(_ context.Context, subject string) error { handled <- subject; return nil },
-		log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil)}
+	c := &consumer{
+		name: "test_worker", stream: s.Name, filter: s.SubjectPrefix + ".>", maxDeliver: 3, concurrency: 2,
+		handle:  func(_ context.Context, subject string) error { handled <- subject; return nil },
+		log:     slog.New(slog.DiscardHandler),
+		metrics: newMetrics(nil),
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { c.run(runCtx, js); close(done) }()
