@@ -187,8 +187,15 @@ func measureLifecycle(ctx context.Context, cfg lifecycleConfig, stderr io.Writer
 		return nil, err
 	}
 	b.quiet(ctx)
+	before, beforeErr := scrapeWorkerCounts(ctx, client, lg.Server.BaseURL)
 	res, recs, loadErr := b.lifecycle(ctx)
 	rep.Lifecycle = res
+	if after, err := scrapeWorkerCounts(ctx, client, lg.Server.BaseURL); errors.Join(beforeErr, err) != nil {
+		rep.WorkersError = errors.Join(beforeErr, err).Error()
+	} else {
+		counts := after.since(before)
+		rep.Workers = &counts
+	}
 	if ctx.Err() != nil {
 		return nil, errors.Join(loadErr, ctx.Err())
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -22,7 +23,12 @@ type lifecycleReport struct {
 	PayoutCheck payoutCheck       `json:"payoutCheck"`
 	Payments    lifecyclePayments `json:"payments"`
 	Server      serverMemory      `json:"server"`
-	Targets     []target          `json:"targets"`
+	// Workers is what ledgerd's workers did over the timed phase, load and
+	// drain (scraped from /metrics before and after); WorkersError says
+	// why it is missing.
+	Workers      *workerCounts `json:"workers,omitempty"`
+	WorkersError string        `json:"workersError,omitempty"`
+	Targets      []target      `json:"targets"`
 }
 
 type lifecycleParams struct {
@@ -183,6 +189,7 @@ func printLifecycleTable(w io.Writer, r lifecycleReport) {
 	if l.FirstError != "" {
 		fmt.Fprintf(w, "load stopped early: %s\n", l.FirstError)
 	}
+	printWorkerCounts(w, r.Workers, r.WorkersError)
 	c := r.PayoutCheck
 	fmt.Fprintf(w, "payouts: %d random deposited payments checked (GET /sandbox/payouts), %d with exactly one payout item\n", c.Checked, c.ExactlyOne)
 	for _, m := range c.Wrong {
@@ -224,6 +231,32 @@ func byType(m map[string]int) string {
 	parts := make([]string, len(types))
 	for i, t := range types {
 		parts[i] = fmt.Sprintf("%s %d", t, m[t])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printWorkerCounts says who took the lifecycle's steps during the run.
+func printWorkerCounts(w io.Writer, c *workerCounts, scrapeErr string) {
+	if c == nil {
+		fmt.Fprintf(w, "workers: ledgerd's /metrics could not be read: %s\n", scrapeErr)
+		return
+	}
+	fmt.Fprintf(w, "workers: fast path queued %.0f payouts (%.0f dropped, queue full: left to their deposited message) "+
+		"and %.0f status changes' webhooks (%.0f dropped: left to the dispatcher); webhook attempts %s; dead letters %.0f, stalled steps %.0f\n",
+		c.PayoutQueued, c.PayoutDropped, c.WebhookQueued, c.WebhookDropped, byKey(c.WebhookAttempts), c.DeadLetters, c.StalledSteps)
+	fmt.Fprintf(w, "messages handled, by durable consumer and outcome: %s\n", byKey(c.Messages))
+}
+
+// byKey lists counts as "key n, key n", keys sorted, zero counts left out.
+func byKey(counts map[string]float64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if counts[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, counts[k]))
+		}
+	}
+	if parts == nil {
+		return "none"
 	}
 	return strings.Join(parts, ", ")
 }
