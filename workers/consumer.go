@@ -78,7 +78,7 @@ func (c *consumer) ensure(ctx context.Context, js jetstream.JetStream) (jetstrea
 // exists: each of them has then taken its starting point from old's ack
 // floor. It waits for them (they are created by this process's consumers,
 // or by another process's) and gives up only when ctx ends.
-func retireDurable(ctx context.Context, js jetstream.JetStream, stream, old string, replacements []string, log *slog.Logger) error {
+func retireDurable(ctx context.Context, js jetstream.JetStream, stream, old string, replacements []string, log *slog.Logger) {
 	for {
 		err := func() error {
 			for _, name := range replacements {
@@ -92,16 +92,25 @@ func retireDurable(ctx context.Context, js jetstream.JetStream, stream, old stri
 			return nil
 		}()
 		if err == nil {
-			return nil
+			return
 		}
 		if !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) && ctx.Err() == nil {
 			log.Warn("worker: retire durable", "consumer", old, "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
+		if !waitToRetry(ctx) {
+			return
 		}
+	}
+}
+
+// waitToRetry waits a second before a JetStream call is tried again, and
+// reports false when ctx ended first.
+func waitToRetry(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(time.Second):
+		return true
 	}
 }
 
@@ -133,25 +142,25 @@ func (c *consumer) run(ctx context.Context, js jetstream.JetStream) error {
 		if cons == nil {
 			return nil
 		}
-		for ctx.Err() == nil {
-			n, err := c.fetch(ctx, cons, handle)
-			if err == nil && n == 0 {
-				_, err = cons.Info(ctx)
-			}
-			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
-				c.log.Warn("worker: the durable consumer is gone; creating it again", "consumer", c.name)
-				break
-			}
-			if err != nil && ctx.Err() == nil {
-				c.log.Warn("worker: fetch", "consumer", c.name, "err", err)
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
-			}
+		c.consume(ctx, cons, handle)
+	}
+}
+
+// consume fetches cons's messages for handle until ctx ends or the
+// durable is gone.
+func (c *consumer) consume(ctx context.Context, cons jetstream.Consumer, handle func(jetstream.Msg)) {
+	for ctx.Err() == nil {
+		n, err := c.fetch(ctx, cons, handle)
+		if err == nil && n == 0 {
+			_, err = cons.Info(ctx)
 		}
-		if ctx.Err() != nil {
-			return nil
+		switch {
+		case errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted):
+			c.log.Warn("worker: the durable consumer is gone; creating it again", "consumer", c.name)
+			return
+		case err != nil && ctx.Err() == nil:
+			c.log.Warn("worker: fetch", "consumer", c.name, "err", err)
+			waitToRetry(ctx)
 		}
 	}
 }
@@ -170,10 +179,8 @@ func (c *consumer) durable(ctx context.Context, js jetstream.JetStream) jetstrea
 		if !errors.Is(err, jetstream.ErrStreamNotFound) && !errors.Is(err, jetstream.ErrConsumerExists) {
 			c.log.Warn("worker: create consumer", "consumer", c.name, "err", err)
 		}
-		select {
-		case <-ctx.Done():
+		if !waitToRetry(ctx) {
 			return nil
-		case <-time.After(time.Second):
 		}
 	}
 }
@@ -183,13 +190,14 @@ func (c *consumer) durable(ctx context.Context, js jetstream.JetStream) jetstrea
 const fetchWait = 5 * time.Second
 
 // fetch pulls one batch, hands its messages to handle as they arrive and
-// says how many there were. Each batch is one pull request of its own, with its own expiry, rather
-// than Consume's long-lived subscription: under load (a handler blocked on
-// busy slots while heartbeats and request timeouts queue behind it),
-// Consume's count of the messages it has asked for drifted here, and it
-// stopped asking with thousands pending until its heartbeat check fired
-// tens of seconds later. A fetch that goes wrong costs one batch's wait.
-// Messages left undelivered by a shutdown are redelivered after AckWait.
+// says how many there were. Each batch is one pull request of its own,
+// with its own expiry, rather than Consume's long-lived subscription:
+// under load (a handler blocked on busy slots while heartbeats and request
+// timeouts queue behind it), Consume's count of the messages it has asked
+// for drifted here, and it stopped asking with thousands pending until its
+// heartbeat check fired tens of seconds later. A fetch that goes wrong
+// costs one batch's wait. Messages left undelivered by a shutdown are
+// redelivered after AckWait.
 func (c *consumer) fetch(ctx context.Context, cons jetstream.Consumer, handle func(jetstream.Msg)) (int, error) {
 	fctx, cancel := context.WithTimeout(ctx, fetchWait)
 	defer cancel()

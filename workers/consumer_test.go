@@ -21,21 +21,9 @@ func TestLifecycleDurablesTakeOverFromTheSingleOne(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	nc, err := nats.Connect(testenv.NATSURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testJetStream(t)
 	for _, withOld := range []bool{true, false} {
-		s := testenv.NewStream(t)
-		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: s.Name, Subjects: []string{s.SubjectPrefix + ".>"},
-			Storage: jetstream.MemoryStorage}); err != nil {
-			t.Fatal(err)
-		}
+		s := createTestStream(ctx, t, js)
 		tenant, p1, p2, p3 := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 		for _, m := range []struct {
 			payment uuid.UUID
@@ -92,9 +80,7 @@ func TestLifecycleDurablesTakeOverFromTheSingleOne(t *testing.T) {
 				}
 			}
 		}
-		if err := retireDurable(ctx, js, s.Name, lifecycleReplaces, names, w.log); err != nil {
-			t.Fatal(err)
-		}
+		retireDurable(ctx, js, s.Name, lifecycleReplaces, names, w.log)
 		if _, err := js.Consumer(ctx, s.Name, lifecycleReplaces); !errors.Is(err, jetstream.ErrConsumerNotFound) {
 			t.Fatalf("withOld %v: the old durable after retiring it: %v", withOld, err)
 		}
@@ -107,20 +93,8 @@ func TestConsumerCreatesItsDurableAgain(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	nc, err := nats.Connect(testenv.NATSURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testenv.NewStream(t)
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: s.Name, Subjects: []string{s.SubjectPrefix + ".>"},
-		Storage: jetstream.MemoryStorage}); err != nil {
-		t.Fatal(err)
-	}
+	js := testJetStream(t)
+	s := createTestStream(ctx, t, js)
 	handled := make(chan string, 10)
 	c := &consumer{
 		name: "test_worker", stream: s.Name, filter: s.SubjectPrefix + ".>", maxDeliver: 3, concurrency: 2,
@@ -157,4 +131,31 @@ func TestConsumerCreatesItsDurableAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(second)
+}
+
+// testJetStream connects to the test NATS server for the length of t.
+func testJetStream(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(testenv.NATSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// createTestStream creates an in-memory stream of t's own on every
+// subject of its prefix (testenv deletes it when t ends).
+func createTestStream(ctx context.Context, t *testing.T, js jetstream.JetStream) testenv.Stream {
+	t.Helper()
+	s := testenv.NewStream(t)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: s.Name, Subjects: []string{s.SubjectPrefix + ".>"},
+		Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/shopspring/decimal"
 
@@ -89,15 +88,7 @@ func newEnv(t *testing.T) env {
 		eventstore.MigrationSet{Component: "sandbox-payouts", FS: payout.Migrations}); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(testenv.NATSURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testJetStream(t)
 	e := env{pool: pool, store: eventstore.New(pool, projections.Projector{}, nil), stream: testenv.NewStream(t), js: js,
 		tenant: uuid.New()}
 	e.payments = payments{Reader: projections.NewReader(pool), store: e.store}

@@ -135,7 +135,7 @@ func (w *Workers) Run(ctx context.Context) error {
 		names = append(names, c.name)
 		g.Go(func() error { return c.run(ctx, w.js) })
 	}
-	g.Go(func() error { return retireDurable(ctx, w.js, w.cfg.Stream, lifecycleReplaces, names, w.log) })
+	g.Go(func() error { retireDurable(ctx, w.js, w.cfg.Stream, lifecycleReplaces, names, w.log); return nil })
 	g.Go(func() error { return w.runExpiry(ctx) })
 	g.Go(func() error { return w.runWebhooks(ctx) })
 	g.Go(func() error { return w.runStalled(ctx) })
