@@ -181,11 +181,7 @@ func renderLifecycle(b *strings.Builder, m modeResult[lifecycleReport]) {
 	w("\nWebhooks: %d received, %d bad signatures. Payouts: %d of %d sampled payments paid out exactly once.\n",
 		l.Webhooks.Received, l.Webhooks.BadSignatures, r.PayoutCheck.ExactlyOne, r.PayoutCheck.Checked)
 	if c := r.Workers; c != nil {
-		w("\nledgerd's workers over the run: the fast path queued %s payouts (%s dropped to their deposited message) and %s "+
-			"status changes' webhooks (%s dropped to the dispatcher); webhook attempts: %s; messages by durable consumer "+
-			"and outcome: %s; dead letters %s, stalled steps %s.\n", thousands(c.PayoutQueued), thousands(c.PayoutDropped),
-			thousands(c.WebhookQueued), thousands(c.WebhookDropped), byKey(c.WebhookAttempts), byKey(c.Messages),
-			thousands(c.DeadLetters), thousands(c.StalledSteps))
+		w("\nledgerd's workers over the run: %s.\n", c.summary())
 	}
 	for _, e := range []struct{ what, err string }{{"The load stopped early", l.FirstError},
 		{"The payout check stopped", r.PayoutCheck.Error}, {"The POST /payments phase failed", r.Payments.Error}} {

@@ -190,8 +190,9 @@ func measureLifecycle(ctx context.Context, cfg lifecycleConfig, stderr io.Writer
 	before, beforeErr := scrapeWorkerCounts(ctx, client, lg.Server.BaseURL)
 	res, recs, loadErr := b.lifecycle(ctx)
 	rep.Lifecycle = res
-	if after, err := scrapeWorkerCounts(ctx, client, lg.Server.BaseURL); errors.Join(beforeErr, err) != nil {
-		rep.WorkersError = errors.Join(beforeErr, err).Error()
+	after, afterErr := scrapeWorkerCounts(ctx, client, lg.Server.BaseURL)
+	if err := errors.Join(beforeErr, afterErr); err != nil {
+		rep.WorkersError = err.Error()
 	} else {
 		counts := after.since(before)
 		rep.Workers = &counts

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -241,22 +240,5 @@ func printWorkerCounts(w io.Writer, c *workerCounts, scrapeErr string) {
 		fmt.Fprintf(w, "workers: ledgerd's /metrics could not be read: %s\n", scrapeErr)
 		return
 	}
-	fmt.Fprintf(w, "workers: fast path queued %.0f payouts (%.0f dropped, queue full: left to their deposited message) "+
-		"and %.0f status changes' webhooks (%.0f dropped: left to the dispatcher); webhook attempts %s; dead letters %.0f, stalled steps %.0f\n",
-		c.PayoutQueued, c.PayoutDropped, c.WebhookQueued, c.WebhookDropped, byKey(c.WebhookAttempts), c.DeadLetters, c.StalledSteps)
-	fmt.Fprintf(w, "messages handled, by durable consumer and outcome: %s\n", byKey(c.Messages))
-}
-
-// byKey lists counts as "key n, key n", keys sorted, zero counts left out.
-func byKey(counts map[string]float64) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(counts)) {
-		if counts[k] != 0 {
-			parts = append(parts, fmt.Sprintf("%s %.0f", k, counts[k]))
-		}
-	}
-	if parts == nil {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
+	fmt.Fprintf(w, "workers: %s\n", c.summary())
 }

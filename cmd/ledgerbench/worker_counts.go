@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -87,6 +90,16 @@ func scrapeWorkerCounts(ctx context.Context, client *http.Client, baseURL string
 	return c, nil
 }
 
+// summary says who took the lifecycle's steps, in one sentence for the
+// terminal table and the markdown report alike.
+func (c workerCounts) summary() string {
+	return fmt.Sprintf("the fast path queued %s payouts (%s dropped, queue full: left to their deposited message) and %s "+
+		"status changes' webhooks (%s dropped: left to the dispatcher); webhook attempts: %s; messages by durable consumer "+
+		"and outcome: %s; dead letters %s, stalled steps %s", thousands(c.PayoutQueued), thousands(c.PayoutDropped),
+		thousands(c.WebhookQueued), thousands(c.WebhookDropped), byKey(c.WebhookAttempts), byKey(c.Messages),
+		thousands(c.DeadLetters), thousands(c.StalledSteps))
+}
+
 // since is c minus what an earlier scrape counted.
 func (c workerCounts) since(earlier workerCounts) workerCounts {
 	d := workerCounts{
@@ -102,4 +115,18 @@ func (c workerCounts) since(earlier workerCounts) workerCounts {
 		d.Messages[k] = v - earlier.Messages[k]
 	}
 	return d
+}
+
+// byKey lists counts as "key n, key n", keys sorted, zero counts left out.
+func byKey(counts map[string]float64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if counts[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, counts[k]))
+		}
+	}
+	if parts == nil {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
