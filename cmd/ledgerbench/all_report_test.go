@@ -15,7 +15,7 @@ func sampleAllReport() allReport {
 	app := report{Mode: "append", Params: params{DurationSeconds: 10, RawPayloadBytes: 412},
 		Levels: []level{
 			{Concurrency: 1, Append: throughput{PerSecond: 524, P50Ms: 1.5, P99Ms: 7.8}, Raw: throughput{PerSecond: 4314, P99Ms: 0.9},
-				AppendRawRatio: 524.0 / 4314, Relay: &levelRelay{LagP99Ms: 17}},
+				AppendRawRatio: 524.0 / 4314, Relay: &levelRelay{LagP99Ms: 17, FromCommitP99Ms: 11.5}},
 			{Concurrency: 64, Append: throughput{PerSecond: 5134, P50Ms: 11, P99Ms: 41.6}, Raw: throughput{PerSecond: 17173, P99Ms: 9.2},
 				AppendRawRatio: 5134.0 / 17173, Relay: &levelRelay{LagP99Ms: 331}},
 		},
@@ -62,8 +62,8 @@ func TestRenderMarkdown(t *testing.T) {
 		"| NATS server | 2.10.22 |",
 		"| Commit | `afd5f18-dirty` |",
 		// Append: ratio beside both absolute rates, per level.
-		"| 1 | 12% | 524 | 4,314 | 1.50 | 7.80 | 0.90 | 17.0 | - |",
-		"| 64 | 30% | 5,134 | 17,173 | 11.00 | 41.60 | 9.20 | 331.0 | - |",
+		"| 1 | 12% | 524 | 4,314 | 1.50 | 7.80 | 0.90 | 17.0 | 11.5 | - |",
+		"| 64 | 30% | 5,134 | 17,173 | 11.00 | 41.60 | 9.20 | 331.0 | 0.0 | - |",
 		"Relay: 100820 appended, 100820 published, 100820 received (0 bad); kept up: yes.",
 		"| append/raw at concurrency 64 | >= 0.5 | 0.299 | **MISSED** |",
 		"| relay kept up (published == appended) | 1 | 1 | met |",

@@ -29,6 +29,9 @@ type appender struct {
 	streams  []domain.StreamRef
 	versions []int         // versions[w] is written only by worker w
 	appended *atomic.Int64 // every event appended, setup included, for the relay check
+	// committed, when set, is told the events of each timed append once
+	// Append has returned (the relay watcher's commit-to-subscriber lag).
+	committed func([]domain.Record)
 }
 
 // newAppender creates workers tenants through the real decision and append
@@ -62,10 +65,13 @@ func newAppender(ctx context.Context, store *eventstore.Store, meta domain.Metad
 
 // op appends one tenant.api_key_created event to worker w's stream.
 func (a *appender) op(ctx context.Context, w int) error {
-	_, err := a.store.Append(ctx, a.meta, eventstore.Batch{
+	recs, err := a.store.Append(ctx, a.meta, eventstore.Batch{
 		Stream: a.streams[w], Expected: a.versions[w], Events: []domain.Event{newAPIKeyEvent()}})
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", a.streams[w].ID, err)
+	}
+	if a.committed != nil {
+		a.committed(recs)
 	}
 	a.versions[w]++
 	a.appended.Add(1)

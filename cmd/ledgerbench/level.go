@@ -26,6 +26,7 @@ func (b *appendBench) level(ctx context.Context, c int) (level, error) {
 			fmt.Fprintf(b.stderr, "ledgerbench: relay still behind after %v; concurrency %d starts anyway\n", b.cfg.relayWait, c)
 		}
 		b.relay.take()
+		a.committed = b.relay.committed
 		if before, err = b.relay.metrics(); err != nil {
 			return level{}, err
 		}
@@ -65,11 +66,12 @@ func (b *appendBench) levelRelay(ctx context.Context, before relayMetrics) (*lev
 	if err != nil {
 		return nil, err
 	}
-	lags := b.relay.take()
+	lags, fromCommit := b.relay.take()
 	b.lags = append(b.lags, lags)
-	s, d := summarise(lags), after.since(before)
+	s, c, d := summarise(lags), summarise(fromCommit), after.since(before)
 	return &levelRelay{Received: s.N, Published: d.Published,
 		LagP50Ms: ms(s.P50), LagP99Ms: ms(s.P99), LagMaxMs: ms(s.Max),
+		FromCommitP50Ms: ms(c.P50), FromCommitP99Ms: ms(c.P99),
 		AckLagP50Ms: msOrNil(histogramQuantile(0.50, d.Lag, d.LagCount)),
 		AckLagP99Ms: msOrNil(histogramQuantile(0.99, d.Lag, d.LagCount)),
 		DrainMs:     ms(drain), CaughtUp: ok}, nil

@@ -24,6 +24,9 @@ import (
 // the event's CloudEvent "time" (its RecordedAt, taken when Append started
 // and truncated to the millisecond, so a lag can read up to 1 ms high). That
 // covers the append's own commit, sequencing, publishing and delivery.
+// For the events the appenders report as committed (committed), it also
+// measures arrival minus the moment Append returned: the relay's own share
+// (sequencing, publishing, delivery), at most a round trip short of it.
 //
 // The relay's metrics go to a private registry: its published counter says
 // whether it kept up, and its lag histogram (append to JetStream ack) is
@@ -39,12 +42,16 @@ type relayWatch struct {
 	mu       sync.Mutex
 	lags     []time.Duration
 	badMsgs  int
+	// returned holds when Append returned, by event id, until the event
+	// arrives; fromCommit the lags measured from then.
+	returned   map[string]time.Time
+	fromCommit []time.Duration
 }
 
 // startRelay creates the stream, subscribes to it from the start, and runs
 // the relay until close.
 func startRelay(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, cfg eventstore.RelayConfig, log *slog.Logger) (*relayWatch, error) {
-	w := &relayWatch{reg: prometheus.NewRegistry(), done: make(chan error, 1)}
+	w := &relayWatch{reg: prometheus.NewRegistry(), done: make(chan error, 1), returned: map[string]time.Time{}}
 	w.relay = eventstore.NewRelay(pool, js, cfg, log, w.reg)
 	if _, err := w.relay.EnsureStream(ctx); err != nil {
 		return nil, fmt.Errorf("start relay: %w", err)
@@ -73,7 +80,25 @@ func (w *relayWatch) receive(m jetstream.Msg) {
 		return
 	}
 	w.lags = append(w.lags, now.Sub(at))
+	if id := m.Headers().Get(jetstream.MsgIDHeader); id != "" {
+		if returned, ok := w.returned[id]; ok {
+			delete(w.returned, id)
+			w.fromCommit = append(w.fromCommit, now.Sub(returned))
+		}
+	}
 	w.received.Add(1)
+}
+
+// committed records that recs' Append has returned. An event that arrived
+// before it is told (a subscriber faster than the appender's own wake-up)
+// is left out rather than counted with a negative lag.
+func (w *relayWatch) committed(recs []domain.Record) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range recs {
+		w.returned[r.ID.String()] = now
+	}
 }
 
 // errFound stops eventTime's walk at the member it looks for.
@@ -107,13 +132,15 @@ func eventTime(body []byte) (time.Time, error) {
 	return at, nil
 }
 
-// take returns the lags recorded since the last take, and forgets them.
-func (w *relayWatch) take() []time.Duration {
+// take returns the lags recorded since the last take, from the start of
+// Append and from its return, and forgets them (and the returns of events
+// still in flight).
+func (w *relayWatch) take() (lags, fromCommit []time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	l := w.lags
-	w.lags = nil
-	return l
+	lags, fromCommit = w.lags, w.fromCommit
+	w.lags, w.fromCommit, w.returned = nil, nil, map[string]time.Time{}
+	return lags, fromCommit
 }
 
 // badMessages is how many received messages had no readable CloudEvent time.
