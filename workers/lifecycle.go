@@ -64,6 +64,13 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 	case "deposited", "document_attached":
 		step, status = w.beginPayout, domain.StatusDeposited
 	case "transferring":
+		// This process is paying it out: the answer takeOverPayout would
+		// read its way to, until PayoutGrace has passed (payingHere).
+		if at, ok := w.paying.convertedAt(paymentID); ok {
+			if wait := w.cfg.PayoutGrace - w.now().Sub(at); wait > 0 {
+				return retryLater(wait)
+			}
+		}
 		step, status = w.takeOverPayout, domain.StatusTransferring
 	default:
 		return nil
@@ -106,6 +113,8 @@ func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID
 	if err != nil || !converted || after.Status != domain.StatusTransferring {
 		return err
 	}
+	w.paying.start(paymentID, after.Payment.UpdatedAt)
+	defer w.paying.done(paymentID)
 	if err := w.payOutPayment(ctx, tenantID, after); err != nil {
 		// The conversion is recorded; its transferring message retries the payout.
 		w.log.Warn("lifecycle: payout after conversion failed; its message will retry it", "payment", paymentID, "err", err)

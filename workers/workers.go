@@ -85,6 +85,7 @@ type Workers struct {
 	advanceNow, webhooksNow chan domain.StreamRef
 	senders                 *sendingPayments // payments whose webhooks a goroutine here is sending
 	settled                 *settledHere     // payments whose payout result this process recorded
+	paying                  *payingHere      // payments this process converted and is paying out now
 }
 
 // New returns the workers.
@@ -124,7 +125,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
 		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
-		senders: newSendingPayments(), settled: newSettledHere()}
+		senders: newSendingPayments(), settled: newSettledHere(), paying: newPayingHere()}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.

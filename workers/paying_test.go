@@ -1,0 +1,34 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// TestTransferringMessageOfAPaymentPaidOutHereWaitsWithoutReading checks
+// that a transferring message for a payment this process is paying out is
+// handed back for the rest of PayoutGrace without reading the payment:
+// these workers have no Payments, so any read would panic.
+func TestTransferringMessageOfAPaymentPaidOutHereWaitsWithoutReading(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	w := &Workers{cfg: Config{PayoutGrace: 10 * time.Second}, now: func() time.Time { return now },
+		settled: newSettledHere(), paying: newPayingHere()}
+	tenant, payment := uuid.New(), uuid.New()
+	subject := "ledger." + tenant.String() + ".payment." + payment.String() + ".transferring"
+
+	w.paying.start(payment, now.Add(-3*time.Second))
+	err := w.handleLifecycle(context.Background(), subject)
+	var later retryLater
+	if !errors.As(err, &later) || time.Duration(later) != 7*time.Second {
+		t.Fatalf("handleLifecycle = %v, want a retry in the 7 s left of the grace", err)
+	}
+
+	w.paying.done(payment)
+	if _, ok := w.paying.convertedAt(payment); ok {
+		t.Fatal("the payment is still held after done")
+	}
+}
