@@ -19,8 +19,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
@@ -680,15 +678,7 @@ func rebuildWhileAppending(t *testing.T, opt RebuildOptions) {
 
 // relay runs the relay (and so the sequencer) on the fixture's database.
 func (f *fixture) relay(t *testing.T) {
-	nc, err := nats.Connect(testenv.NATSURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testenv.JetStream(t)
 	s := testenv.NewStream(t)
 	relay := eventstore.NewRelay(f.pool, js, eventstore.RelayConfig{Stream: s.Name, SubjectPrefix: s.SubjectPrefix},
 		slog.New(slog.DiscardHandler), nil)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ledger/ledger/eventstore/testenv"
@@ -21,7 +20,7 @@ func TestLifecycleDurablesTakeOverFromTheSingleOne(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	js := testJetStream(t)
+	js := testenv.JetStream(t)
 	for _, withOld := range []bool{true, false} {
 		s := createTestStream(ctx, t, js)
 		tenant, p1, p2, p3 := uuid.New(), uuid.New(), uuid.New(), uuid.New()
@@ -93,7 +92,7 @@ func TestConsumerCreatesItsDurableAgain(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	js := testJetStream(t)
+	js := testenv.JetStream(t)
 	s := createTestStream(ctx, t, js)
 	handled := make(chan string, 10)
 	c := &consumer{
@@ -131,21 +130,6 @@ func TestConsumerCreatesItsDurableAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(second)
-}
-
-// testJetStream connects to the test NATS server for the length of t.
-func testJetStream(t *testing.T) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(testenv.NATSURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
 }
 
 // createTestStream creates an in-memory stream of t's own on every

@@ -88,7 +88,7 @@ func newEnv(t *testing.T) env {
 		eventstore.MigrationSet{Component: "sandbox-payouts", FS: payout.Migrations}); err != nil {
 		t.Fatal(err)
 	}
-	js := testJetStream(t)
+	js := testenv.JetStream(t)
 	e := env{pool: pool, store: eventstore.New(pool, projections.Projector{}, nil), stream: testenv.NewStream(t), js: js,
 		tenant: uuid.New()}
 	e.payments = payments{Reader: projections.NewReader(pool), store: e.store}

@@ -13,8 +13,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
@@ -251,14 +249,7 @@ func (s auditSteps) document(tenant, payment uuid.UUID) uuid.UUID {
 // auditRelay runs the relay (and so the sequencer) on db until stopped.
 func auditRelay(t *testing.T, db *database) (stop func()) {
 	t.Helper()
-	nc, err := nats.Connect(testenv.NATSURL())
-	if err != nil {
-		t.Fatalf("connect to NATS: %v", err)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testenv.JetStream(t)
 	stream := testenv.NewStream(t)
 	relay := eventstore.NewRelay(db.pool, js, eventstore.RelayConfig{Stream: stream.Name, SubjectPrefix: stream.SubjectPrefix},
 		slog.New(slog.DiscardHandler), nil)
@@ -270,7 +261,6 @@ func auditRelay(t *testing.T, db *database) (stop func()) {
 		once.Do(func() {
 			cancel()
 			<-done
-			nc.Close()
 		})
 	}
 }

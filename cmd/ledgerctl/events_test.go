@@ -19,8 +19,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
@@ -50,15 +48,7 @@ func newEventsEnv(t *testing.T) *eventsEnv {
 	}
 	t.Cleanup(db.close)
 	e.db = db
-	nc, err := nats.Connect(testenv.NATSURL())
-	if err != nil {
-		t.Fatalf("connect to NATS: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testenv.JetStream(t)
 	relay := eventstore.NewRelay(db.pool, js, eventstore.RelayConfig{Stream: e.stream.Name, SubjectPrefix: e.stream.SubjectPrefix},
 		slog.New(slog.DiscardHandler), nil)
 	runCtx, cancel := context.WithCancel(context.Background())

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // TestEventsPublished creates a tenant with ledgerctl, which only writes to
@@ -22,7 +24,7 @@ func TestEventsPublished(t *testing.T) {
 	s := startServer(t, nil)
 	tn := s.createTenant(t, "Vandelay")
 
-	js := connectJetStream(t)
+	js := testenv.JetStream(t)
 	var err error
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

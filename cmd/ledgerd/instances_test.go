@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ledger/ledger/eventstore/testenv"
@@ -93,7 +92,7 @@ func waitForOneLeader(t *testing.T, a, b *testServer) (leader, standby *testServ
 // and returns their Nats-Msg-Id headers in stream order.
 func waitForMessages(t *testing.T, s testenv.Stream, want int) []string {
 	t.Helper()
-	js := connectJetStream(t)
+	js := testenv.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	for {
@@ -122,19 +121,4 @@ func waitForMessages(t *testing.T, s testenv.Stream, want int) []string {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// connectJetStream connects to the test NATS server for t's duration.
-func connectJetStream(t *testing.T) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(testenv.NATSURL())
-	if err != nil {
-		t.Fatalf("connect to NATS: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("JetStream: %v", err)
-	}
-	return js
 }

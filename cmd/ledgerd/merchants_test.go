@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 const e2eLNURL = "LNURL1DP68GURN8GHJ7UM9WFMXJCM99E3K7MF0V9CXJ0M385EKVCENXC6R2C35XVUKXEFCV5MKVV34X5EKZD3EV56NYD3HXQURZEPEXEJXXEPNXSCRVWFNV9NXZCN9XQ6XYEFHVGCXXCMYXYMNSERXFQ5FNS"
@@ -290,7 +292,7 @@ func TestMerchantPublished(t *testing.T) {
 	s := startServer(t, nil)
 	tn := s.createTenant(t, "Pubco")
 	tok := s.tenantToken(t, tn.APIKey, tn.APISecret)
-	js := connectJetStream(t)
+	js := testenv.JetStream(t)
 	for _, body := range []string{
 		`{"name":"Bank Shop","country":"Nigeria","bankName":"Wema Bank","accountNumber":"0123456789"}`,
 		`{"name":"Momo Shop","country":"Kenya","phoneNumber":"+254712345678"}`,

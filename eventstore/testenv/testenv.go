@@ -34,6 +34,21 @@ func NATSURL() string {
 	return nats.DefaultURL
 }
 
+// JetStream connects to the test NATS server (NATSURL) for the length of t.
+func JetStream(t testing.TB) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(NATSURL())
+	if err != nil {
+		t.Fatalf("connect to NATS: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("JetStream: %v", err)
+	}
+	return js
+}
+
 // Name returns a random lower-case name with prefix, unique per test.
 func Name(prefix string) string {
 	b := make([]byte, 6)
