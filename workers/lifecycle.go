@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -67,7 +68,7 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 		// This process is paying it out: the answer takeOverPayout would
 		// read its way to, until PayoutGrace has passed (payingHere).
 		if at, ok := w.paying.convertedAt(paymentID); ok {
-			if wait := w.cfg.PayoutGrace - w.now().Sub(at); wait > 0 {
+			if wait := w.graceLeft(at); wait > 0 {
 				return retryLater(wait)
 			}
 		}
@@ -135,10 +136,17 @@ func (w *Workers) takeOverPayout(ctx context.Context, tenantID, paymentID uuid.U
 		return err
 	}
 	// Payment.UpdatedAt is the conversion's time: webhook attempts do not move it.
-	if wait := w.cfg.PayoutGrace - w.now().Sub(p.Payment.UpdatedAt); wait > 0 {
+	if wait := w.graceLeft(p.Payment.UpdatedAt); wait > 0 {
 		return retryLater(wait)
 	}
 	return w.payOutPayment(ctx, tenantID, p)
+}
+
+// graceLeft is how much of PayoutGrace is left for a payment converted at
+// convertedAt: until then its transferring message leaves the payout to
+// the process that converted it.
+func (w *Workers) graceLeft(convertedAt time.Time) time.Duration {
+	return w.cfg.PayoutGrace - w.now().Sub(convertedAt)
 }
 
 // payOut calls the payout rail for a transferring payment and records the
