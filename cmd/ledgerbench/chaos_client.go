@@ -64,7 +64,10 @@ func (c *chaosClient) do(ctx context.Context, method, path, token string, body [
 	deadline := time.Now().Add(c.patience)
 	for attempt := 0; ; attempt++ {
 		base := c.urls[int(c.next.Add(1))%len(c.urls)]
-		ans, retry, wait := c.once(ctx, method, base+path, token, key, body)
+		ans, retry, wait, err := c.once(ctx, method, base+path, token, key, body)
+		if err != nil {
+			return chaosAnswer{}, err
+		}
 		if !retry {
 			return ans, nil
 		}
@@ -80,11 +83,14 @@ func (c *chaosClient) do(ctx context.Context, method, path, token string, body [
 	}
 }
 
-// once makes one attempt and says whether to retry, after how long.
-func (c *chaosClient) once(ctx context.Context, method, url, token, key string, body []byte) (chaosAnswer, bool, time.Duration) {
+// once makes one attempt and says whether to retry, after how long. A
+// request without an answer is an error once ctx has ended (the load
+// stopped): never a zero answer, which a caller checking only for a status
+// of 300 or more would take for a 2xx.
+func (c *chaosClient) once(ctx context.Context, method, url, token, key string, body []byte) (chaosAnswer, bool, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
-		return chaosAnswer{}, false, 0
+		return chaosAnswer{}, false, 0, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -95,22 +101,27 @@ func (c *chaosClient) once(ctx context.Context, method, url, token, key string, 
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
 	}
+	noAnswer := func() (chaosAnswer, bool, time.Duration, error) {
+		c.count(func(a *chaosAnswers) { a.NoAnswer++ })
+		if err := ctx.Err(); err != nil {
+			return chaosAnswer{}, false, 0, err
+		}
+		return chaosAnswer{}, true, 100 * time.Millisecond, nil
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		c.count(func(a *chaosAnswers) { a.NoAnswer++ })
-		return chaosAnswer{}, ctx.Err() == nil, 100 * time.Millisecond
+		return noAnswer()
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		c.count(func(a *chaosAnswers) { a.NoAnswer++ })
-		return chaosAnswer{}, ctx.Err() == nil, 100 * time.Millisecond
+		return noAnswer()
 	}
 	ans := chaosAnswer{Status: resp.StatusCode, Body: b}
 	switch {
 	case resp.StatusCode == http.StatusServiceUnavailable && isProblem(resp) && resp.Header.Get("Retry-After") != "":
 		c.count(func(a *chaosAnswers) { a.Unavailable++ })
-		return ans, true, retryAfter(resp)
+		return ans, true, retryAfter(resp), nil
 	case resp.StatusCode >= 500:
 		c.count(func(a *chaosAnswers) {
 			a.ServerErrors++
@@ -118,12 +129,12 @@ func (c *chaosClient) once(ctx context.Context, method, url, token, key string, 
 				a.Examples = append(a.Examples, fmt.Sprintf("%s %s: %d %s", method, req.URL.Path, resp.StatusCode, bytes.TrimSpace(b)))
 			}
 		})
-		return ans, true, 200 * time.Millisecond
+		return ans, true, 200 * time.Millisecond, nil
 	case resp.StatusCode == http.StatusTooManyRequests:
 		c.count(func(a *chaosAnswers) { a.RateLimited++ })
-		return ans, true, retryAfter(resp)
+		return ans, true, retryAfter(resp), nil
 	case resp.StatusCode == http.StatusConflict && bytes.Contains(b, []byte("idempotency_key_in_flight")):
-		return ans, true, 100 * time.Millisecond
+		return ans, true, 100 * time.Millisecond, nil
 	case resp.StatusCode >= 400:
 		c.count(func(a *chaosAnswers) { a.ClientErrors++ })
 	default:
@@ -134,7 +145,7 @@ func (c *chaosClient) once(ctx context.Context, method, url, token, key string, 
 			}
 		})
 	}
-	return ans, false, 0
+	return ans, false, 0, nil
 }
 
 func (c *chaosClient) count(f func(*chaosAnswers)) {
