@@ -142,6 +142,7 @@ type Relay struct {
 	published prometheus.Counter
 	lag       prometheus.Histogram
 	pending   prometheus.Gauge
+	rounds    roundMetrics
 }
 
 // NewRelay returns a relay; metrics are registered on reg when it is not nil.
@@ -157,8 +158,10 @@ func NewRelay(pool *pgxpool.Pool, js jetstream.JetStream, cfg RelayConfig, log *
 		pending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ledger_outbox_pending",
 			Help: "Committed events not yet published to JetStream (outbox lag), as seen by the relay."}),
 	}
+	r.rounds = newRoundMetrics()
 	if reg != nil {
 		reg.MustRegister(r.leader, r.published, r.lag, r.pending)
+		r.rounds.register(reg)
 	}
 	return r
 }
@@ -234,6 +237,7 @@ func (r *Relay) lead(ctx context.Context) error {
 	var natsRetry time.Time // no publishing before this, after a NATS failure
 	natsBackoff := 100 * time.Millisecond
 	var nextGauge time.Time
+	var lastBusy time.Time        // start of the previous round, if it sequenced events
 	idleWait := r.cfg.MaxIdleWait // nothing done yet: as backed off as an idle relay gets
 	r.inflight = nil
 	for ctx.Err() == nil {
@@ -258,6 +262,7 @@ func (r *Relay) lead(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("sequence: %w", err)
 		}
+		lastBusy = r.rounds.sequenced(start, lastBusy, len(rd.recs))
 		if rd.published != expected { // first round, or moved under the relay
 			if r.inflight != nil {
 				r.inflight.stale = true // its acknowledgements no longer say where to go on from
@@ -270,7 +275,11 @@ func (r *Relay) lead(ctx context.Context) error {
 			acked, err = r.finish(ctx, conn)
 		}
 		if err == nil && r.pubPos < rd.last() && time.Now().After(natsRetry) {
+			sendStart := time.Now()
 			sent, err = r.send(ctx, conn, rd)
+			if sent > 0 {
+				r.rounds.publish.Observe(time.Since(sendStart).Seconds())
+			}
 		}
 		var pgErr pgxError
 		switch {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore/testenv"
@@ -246,18 +247,24 @@ func leaders(t *testing.T, regs []*prometheus.Registry) []int {
 // metricValue returns the value of an unlabelled gauge or counter.
 func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
+	m := metricOf(t, reg, name)
+	return m.GetGauge().GetValue() + m.GetCounter().GetValue()
+}
+
+// metricOf returns the one metric of an unlabelled family.
+func metricOf(t *testing.T, reg *prometheus.Registry, name string) *dto.Metric {
+	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatalf("gather metrics: %v", err)
 	}
 	for _, mf := range mfs {
 		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			m := mf.GetMetric()[0]
-			return m.GetGauge().GetValue() + m.GetCounter().GetValue()
+			return mf.GetMetric()[0]
 		}
 	}
 	t.Fatalf("metric %s not registered", name)
-	return 0
+	return nil
 }
 
 // waitLeader waits until exactly one relay leads (want, or any when want is
@@ -383,4 +390,57 @@ func TestRelayWakesOnCommit(t *testing.T) {
 	mustCreateTenant(t, ctx, e.store)
 	e.checkStream(t, ctx, 2*time.Second)
 	t.Logf("own append woke the relay: everything published after %v", time.Since(start).Round(time.Millisecond))
+}
+
+// TestRelayRoundMetrics checks the metrics that break the relay's lag into
+// its parts: every sequenced event is counted in exactly one busy round,
+// and rounds that follow each other while appends go on have an interval.
+func TestRelayRoundMetrics(t *testing.T) {
+	t.Parallel()
+	e := newRelayEnv(t)
+	ctx := testContext(t, time.Minute)
+	reg := prometheus.NewRegistry()
+	startRelay(t, e.newRelay(t, reg))
+	appendTenants(t, ctx, e.store, 1)
+	e.checkStream(t, ctx, 20*time.Second) // one round, alone: no interval yet
+	if got := histogramCount(t, reg, "ledger_relay_round_interval_seconds"); got != 0 {
+		t.Fatalf("interval observations after one busy round: got %d, want 0", got)
+	}
+
+	for end := time.Now().Add(time.Second); time.Now().Before(end); { // appends while the relay works
+		appendTenants(t, ctx, e.store, 1)
+	}
+	e.checkStream(t, ctx, 20*time.Second)
+	s, err := readSequencerState(ctx, e.pool)
+	if err != nil {
+		t.Fatalf("read sequencer state: %v", err)
+	}
+	if got := histogramSum(t, reg, "ledger_relay_round_events"); int64(got) != s.Events {
+		t.Fatalf("events counted in rounds: got %v, want every event sequenced, %d", got, s.Events)
+	}
+	rounds := histogramCount(t, reg, "ledger_relay_sequence_seconds")
+	if rounds < 2 || rounds != histogramCount(t, reg, "ledger_relay_round_events") {
+		t.Fatalf("busy rounds: got %d sequencing transactions and %d event counts, want the same number, at least 2",
+			rounds, histogramCount(t, reg, "ledger_relay_round_events"))
+	}
+	if got := histogramCount(t, reg, "ledger_relay_publish_seconds"); got != rounds {
+		t.Fatalf("publish observations: got %d, want one per busy round (%d)", got, rounds)
+	}
+	if got := histogramCount(t, reg, "ledger_relay_round_interval_seconds"); got == 0 || got >= rounds {
+		t.Fatalf("interval observations: got %d, want at least one and fewer than the %d busy rounds", got, rounds)
+	}
+}
+
+// histogramCount and histogramSum read an unlabelled histogram.
+func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 {
+	return histogramOf(t, reg, name).GetSampleCount()
+}
+
+func histogramSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	return histogramOf(t, reg, name).GetSampleSum()
+}
+
+func histogramOf(t *testing.T, reg *prometheus.Registry, name string) *dto.Histogram {
+	t.Helper()
+	return metricOf(t, reg, name).GetHistogram()
 }

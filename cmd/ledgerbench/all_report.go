@@ -131,8 +131,27 @@ func renderAppend(b *strings.Builder, m modeResult[report]) {
 	if rr := r.Relay; rr != nil {
 		w("\nRelay: %d appended, %d published, %d received (%d bad); kept up: %s.\n",
 			rr.Appended, rr.Published, rr.Received, rr.BadMessages, yesNo(rr.KeptUp))
+		renderRelayRounds(b, r.Levels)
 	}
 	renderTargets(b, r.Targets)
+}
+
+// renderRelayRounds writes where the relay's own share of the lag went.
+func renderRelayRounds(b *strings.Builder, levels []level) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	w("\nWhere the relay's share went, from its round histograms (`ledger_relay_*`, p50 / p99 ms, interpolated inside " +
+		"buckets 1.5 times apart; rounds that sequenced events only): a committed event waits for the next round to read it " +
+		"(at most the interval between two rounds' starts), then for that round's sequencing transaction (read, hash, " +
+		"write positions and hashes, commit), then for its messages to be handed to NATS; JetStream's storing and " +
+		"delivering them is the rest.\n\n")
+	w("| concurrency | rounds | events a round | interval | sequencing | publishing |\n")
+	w("|---:|---:|---:|---:|---:|---:|\n")
+	for _, l := range levels {
+		if rr := l.Relay; rr != nil {
+			w("| %d | %s | %.0f | %s | %s | %s |\n", l.Concurrency, thousands(float64(rr.Rounds.Busy)), rr.Rounds.EventsPerRound,
+				optPair(rr.Rounds.IntervalMs), optPair(rr.Rounds.SequenceMs), optPair(rr.Rounds.PublishMs))
+		}
+	}
 }
 
 func renderPayments(b *strings.Builder, m modeResult[paymentsReport]) {

@@ -17,7 +17,8 @@ func sampleAllReport() allReport {
 			{Concurrency: 1, Append: throughput{PerSecond: 524, P50Ms: 1.5, P99Ms: 7.8}, Raw: throughput{PerSecond: 4314, P99Ms: 0.9},
 				AppendRawRatio: 524.0 / 4314, Relay: &levelRelay{LagP99Ms: 17, FromCommitP99Ms: 11.5}},
 			{Concurrency: 64, Append: throughput{PerSecond: 5134, P50Ms: 11, P99Ms: 41.6}, Raw: throughput{PerSecond: 17173, P99Ms: 9.2},
-				AppendRawRatio: 5134.0 / 17173, Relay: &levelRelay{LagP99Ms: 331}},
+				AppendRawRatio: 5134.0 / 17173, Relay: &levelRelay{LagP99Ms: 331, Rounds: relayRounds{Busy: 1520, EventsPerRound: 67.6,
+					IntervalMs: [2]*float64{rss(20.3), rss(56.2)}, SequenceMs: [2]*float64{rss(14.4), rss(39.4)}, PublishMs: [2]*float64{rss(3), nil}}}},
 		},
 		Relay: &relayRun{Appended: 100820, Published: 100820, Received: 100820, KeptUp: true}}
 	app.Targets = targets(app)
@@ -65,6 +66,10 @@ func TestRenderMarkdown(t *testing.T) {
 		"| 1 | 12% | 524 | 4,314 | 1.50 | 7.80 | 0.90 | 17.0 | 11.5 | - |",
 		"| 64 | 30% | 5,134 | 17,173 | 11.00 | 41.60 | 9.20 | 331.0 | 0.0 | - |",
 		"Relay: 100820 appended, 100820 published, 100820 received (0 bad); kept up: yes.",
+		// Relay rounds: per level, a pair of percentiles each, "-" where none.
+		"| concurrency | rounds | events a round | interval | sequencing | publishing |",
+		"| 1 | 0 | 0 | - / - | - / - | - / - |",
+		"| 64 | 1,520 | 68 | 20.3 / 56.2 | 14.4 / 39.4 | 3.0 / - |",
 		"| append/raw at concurrency 64 | >= 0.5 | 0.299 | **MISSED** |",
 		"| relay kept up (published == appended) | 1 | 1 | met |",
 		// Payments.

@@ -72,9 +72,26 @@ func (b *appendBench) levelRelay(ctx context.Context, before relayMetrics) (*lev
 	return &levelRelay{Received: s.N, Published: d.Published,
 		LagP50Ms: ms(s.P50), LagP99Ms: ms(s.P99), LagMaxMs: ms(s.Max),
 		FromCommitP50Ms: ms(c.P50), FromCommitP99Ms: ms(c.P99),
-		AckLagP50Ms: msOrNil(histogramQuantile(0.50, d.Lag, d.LagCount)),
-		AckLagP99Ms: msOrNil(histogramQuantile(0.99, d.Lag, d.LagCount)),
-		DrainMs:     ms(drain), CaughtUp: ok}, nil
+		AckLagP50Ms: msOrNil(d.Lag.quantile(0.50)),
+		AckLagP99Ms: msOrNil(d.Lag.quantile(0.99)),
+		DrainMs:     ms(drain), CaughtUp: ok, Rounds: newRelayRounds(d.Rounds)}, nil
+}
+
+// newRelayRounds summarises a level's relay round histograms.
+func newRelayRounds(h map[string]histogram) relayRounds {
+	events := h["ledger_relay_round_events"]
+	r := relayRounds{Busy: events.Count}
+	if events.Count > 0 {
+		r.EventsPerRound = events.Sum / float64(events.Count)
+	}
+	for name, into := range map[string]*[2]*float64{
+		"ledger_relay_round_interval_seconds": &r.IntervalMs,
+		"ledger_relay_sequence_seconds":       &r.SequenceMs,
+		"ledger_relay_publish_seconds":        &r.PublishMs,
+	} {
+		into[0], into[1] = msOrNil(h[name].quantile(0.50)), msOrNil(h[name].quantile(0.99))
+	}
+	return r
 }
 
 // finalRelay checks, against the events table itself, that the relay

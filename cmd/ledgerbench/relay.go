@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/domain/rawjson"
@@ -153,9 +155,44 @@ func (w *relayWatch) badMessages() int {
 // relayMetrics is a snapshot of the relay's own counters.
 type relayMetrics struct {
 	Published uint64
-	LagCount  uint64
-	Lag       []bucket
+	Lag       histogram // append to JetStream acknowledgement
+	// The parts of the lag (eventstore/relay_rounds.go), by metric name.
+	Rounds map[string]histogram
 }
+
+// histogram is a snapshot of one Prometheus histogram.
+type histogram struct {
+	Count   uint64
+	Sum     float64
+	Buckets []bucket
+}
+
+func histogramOf(h *dto.Histogram) histogram {
+	snap := histogram{Count: h.GetSampleCount(), Sum: h.GetSampleSum()}
+	for _, b := range h.GetBucket() {
+		snap.Buckets = append(snap.Buckets, bucket{UpperBound: b.GetUpperBound(), Count: b.GetCumulativeCount()})
+	}
+	return snap
+}
+
+// since returns the observations between an earlier snapshot and h.
+func (h histogram) since(earlier histogram) histogram {
+	d := histogram{Count: h.Count - earlier.Count, Sum: h.Sum - earlier.Sum}
+	for i, b := range h.Buckets {
+		if i < len(earlier.Buckets) {
+			b.Count -= earlier.Buckets[i].Count
+		}
+		d.Buckets = append(d.Buckets, b)
+	}
+	return d
+}
+
+// quantile estimates the q-quantile (histogramQuantile); NaN when empty.
+func (h histogram) quantile(q float64) float64 { return histogramQuantile(q, h.Buckets, h.Count) }
+
+// roundMetricNames are the relay's round histograms the report reads.
+var roundMetricNames = []string{"ledger_relay_round_interval_seconds", "ledger_relay_sequence_seconds",
+	"ledger_relay_publish_seconds", "ledger_relay_round_events"}
 
 // metrics reads the relay's published counter and lag histogram.
 func (w *relayWatch) metrics() (relayMetrics, error) {
@@ -163,20 +200,20 @@ func (w *relayWatch) metrics() (relayMetrics, error) {
 	if err != nil {
 		return relayMetrics{}, fmt.Errorf("gather relay metrics: %w", err)
 	}
-	var m relayMetrics
+	m := relayMetrics{Rounds: map[string]histogram{}}
 	for _, f := range fams {
 		if len(f.GetMetric()) == 0 {
+			continue
+		}
+		if slices.Contains(roundMetricNames, f.GetName()) {
+			m.Rounds[f.GetName()] = histogramOf(f.GetMetric()[0].GetHistogram())
 			continue
 		}
 		switch f.GetName() {
 		case "ledger_relay_published_total":
 			m.Published = uint64(f.GetMetric()[0].GetCounter().GetValue())
 		case "ledger_relay_lag_seconds":
-			h := f.GetMetric()[0].GetHistogram()
-			m.LagCount = h.GetSampleCount()
-			for _, b := range h.GetBucket() {
-				m.Lag = append(m.Lag, bucket{UpperBound: b.GetUpperBound(), Count: b.GetCumulativeCount()})
-			}
+			m.Lag = histogramOf(f.GetMetric()[0].GetHistogram())
 		}
 	}
 	return m, nil
@@ -184,12 +221,9 @@ func (w *relayWatch) metrics() (relayMetrics, error) {
 
 // since returns the observations between an earlier snapshot and m.
 func (m relayMetrics) since(earlier relayMetrics) relayMetrics {
-	d := relayMetrics{Published: m.Published - earlier.Published, LagCount: m.LagCount - earlier.LagCount}
-	for i, b := range m.Lag {
-		if i < len(earlier.Lag) {
-			b.Count -= earlier.Lag[i].Count
-		}
-		d.Lag = append(d.Lag, b)
+	d := relayMetrics{Published: m.Published - earlier.Published, Lag: m.Lag.since(earlier.Lag), Rounds: map[string]histogram{}}
+	for name, h := range m.Rounds {
+		d.Rounds[name] = h.since(earlier.Rounds[name])
 	}
 	return d
 }

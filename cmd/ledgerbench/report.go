@@ -73,17 +73,33 @@ func newThroughput(p phase) throughput {
 // DrainMs is how long after the level's last append the relay needed to
 // publish everything.
 type levelRelay struct {
-	Received        int      `json:"received"`
-	Published       uint64   `json:"published"`
-	LagP50Ms        float64  `json:"lagP50Ms"`
-	LagP99Ms        float64  `json:"lagP99Ms"`
-	LagMaxMs        float64  `json:"lagMaxMs"`
-	FromCommitP50Ms float64  `json:"fromCommitP50Ms"`
-	FromCommitP99Ms float64  `json:"fromCommitP99Ms"`
-	AckLagP50Ms     *float64 `json:"ackLagP50Ms,omitempty"`
-	AckLagP99Ms     *float64 `json:"ackLagP99Ms,omitempty"`
-	DrainMs         float64  `json:"drainMs"`
-	CaughtUp        bool     `json:"caughtUp"`
+	Received        int         `json:"received"`
+	Published       uint64      `json:"published"`
+	LagP50Ms        float64     `json:"lagP50Ms"`
+	LagP99Ms        float64     `json:"lagP99Ms"`
+	LagMaxMs        float64     `json:"lagMaxMs"`
+	FromCommitP50Ms float64     `json:"fromCommitP50Ms"`
+	FromCommitP99Ms float64     `json:"fromCommitP99Ms"`
+	AckLagP50Ms     *float64    `json:"ackLagP50Ms,omitempty"`
+	AckLagP99Ms     *float64    `json:"ackLagP99Ms,omitempty"`
+	DrainMs         float64     `json:"drainMs"`
+	CaughtUp        bool        `json:"caughtUp"`
+	Rounds          relayRounds `json:"rounds"`
+}
+
+// relayRounds is where the relay's share of the lag went in one level,
+// from its round histograms (eventstore/relay_rounds.go), each as p50 and
+// p99 in ms, interpolated inside buckets 1.5 times apart: a committed event
+// waits for the next round to read it (at most IntervalMs), then for that
+// round's sequencing transaction (SequenceMs), then for its round's
+// messages to be handed to NATS (PublishMs); JetStream's storing and
+// delivering it is the rest. Busy counts the rounds that sequenced events.
+type relayRounds struct {
+	Busy           uint64      `json:"busy"`
+	EventsPerRound float64     `json:"eventsPerRound"`
+	IntervalMs     [2]*float64 `json:"intervalMs"`
+	SequenceMs     [2]*float64 `json:"sequenceMs"`
+	PublishMs      [2]*float64 `json:"publishMs"`
 }
 
 // relayRun is the whole run's relay outcome: KeptUp means it published, and
@@ -147,6 +163,18 @@ func printTable(w io.Writer, r report) {
 		}
 	}
 	tw.Flush()
+	if len(r.Levels) > 0 && r.Levels[0].Relay != nil {
+		fmt.Fprintln(w, "\nrelay rounds that sequenced events (p50 / p99 ms, from its histograms)")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "conc\trounds\tevents/round\tinterval\tsequencing\tpublishing\t")
+		for _, l := range r.Levels {
+			if rr := l.Relay; rr != nil {
+				fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%s\t%s\t\n", l.Concurrency, rr.Rounds.Busy, rr.Rounds.EventsPerRound,
+					optPair(rr.Rounds.IntervalMs), optPair(rr.Rounds.SequenceMs), optPair(rr.Rounds.PublishMs))
+			}
+		}
+		tw.Flush()
+	}
 	if rr := r.Relay; rr != nil {
 		fmt.Fprintf(w, "\nrelay: appended %d, published %d, received %d (bad %d), kept up: %v; lag p50 %.1f ms, p99 %.1f ms over the run\n",
 			rr.Appended, rr.Published, rr.Received, rr.BadMessages, rr.KeptUp, rr.LagP50Ms, rr.LagP99Ms)
@@ -187,3 +215,6 @@ func optMs(v *float64) string {
 	}
 	return fmt.Sprintf("%.1f", *v)
 }
+
+// optPair formats a p50 and p99 as "p50 / p99".
+func optPair(v [2]*float64) string { return optMs(v[0]) + " / " + optMs(v[1]) }
