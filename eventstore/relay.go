@@ -157,8 +157,8 @@ func NewRelay(pool *pgxpool.Pool, js jetstream.JetStream, cfg RelayConfig, log *
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 		pending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ledger_outbox_pending",
 			Help: "Committed events not yet published to JetStream (outbox lag), as seen by the relay."}),
+		rounds: newRoundMetrics(),
 	}
-	r.rounds = newRoundMetrics()
 	if reg != nil {
 		reg.MustRegister(r.leader, r.published, r.lag, r.pending)
 		r.rounds.register(reg)

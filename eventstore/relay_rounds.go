@@ -32,7 +32,7 @@ func newRoundMetrics() roundMetrics {
 			Help:    "Duration of a sequencing transaction that positioned events: read, hash, write positions and hashes, commit.",
 			Buckets: roundBuckets}),
 		publish: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ledger_relay_publish_seconds",
-			Help:    "Time to encode a round's events and hand them to the NATS connection, acknowledgements not awaited.",
+			Help:    "Time to encode a round's events and hand them to the NATS connection, acknowledgements not awaited (when catching up, reading them from the table too).",
 			Buckets: roundBuckets}),
 		events: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ledger_relay_round_events",
 			Help:    "Events positioned by a sequencing round that positioned any.",

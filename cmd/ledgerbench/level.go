@@ -72,9 +72,9 @@ func (b *appendBench) levelRelay(ctx context.Context, before relayMetrics) (*lev
 	return &levelRelay{Received: s.N, Published: d.Published,
 		LagP50Ms: ms(s.P50), LagP99Ms: ms(s.P99), LagMaxMs: ms(s.Max),
 		FromCommitP50Ms: ms(c.P50), FromCommitP99Ms: ms(c.P99),
-		AckLagP50Ms: msOrNil(d.Lag.quantile(0.50)),
-		AckLagP99Ms: msOrNil(d.Lag.quantile(0.99)),
-		DrainMs:     ms(drain), CaughtUp: ok, Rounds: newRelayRounds(d.Rounds)}, nil
+		AckLagP50Ms: msOrNil(d.Histograms["ledger_relay_lag_seconds"].quantile(0.50)),
+		AckLagP99Ms: msOrNil(d.Histograms["ledger_relay_lag_seconds"].quantile(0.99)),
+		DrainMs:     ms(drain), CaughtUp: ok, Rounds: newRelayRounds(d.Histograms)}, nil
 }
 
 // newRelayRounds summarises a level's relay round histograms.

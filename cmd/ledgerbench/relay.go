@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,9 +154,10 @@ func (w *relayWatch) badMessages() int {
 // relayMetrics is a snapshot of the relay's own counters.
 type relayMetrics struct {
 	Published uint64
-	Lag       histogram // append to JetStream acknowledgement
-	// The parts of the lag (eventstore/relay_rounds.go), by metric name.
-	Rounds map[string]histogram
+	// Every histogram by metric name: ledger_relay_lag_seconds (append to
+	// JetStream acknowledgement) and the parts of the lag
+	// (eventstore/relay_rounds.go).
+	Histograms map[string]histogram
 }
 
 // histogram is a snapshot of one Prometheus histogram.
@@ -190,30 +190,22 @@ func (h histogram) since(earlier histogram) histogram {
 // quantile estimates the q-quantile (histogramQuantile); NaN when empty.
 func (h histogram) quantile(q float64) float64 { return histogramQuantile(q, h.Buckets, h.Count) }
 
-// roundMetricNames are the relay's round histograms the report reads.
-var roundMetricNames = []string{"ledger_relay_round_interval_seconds", "ledger_relay_sequence_seconds",
-	"ledger_relay_publish_seconds", "ledger_relay_round_events"}
-
 // metrics reads the relay's published counter and lag histogram.
 func (w *relayWatch) metrics() (relayMetrics, error) {
 	fams, err := w.reg.Gather()
 	if err != nil {
 		return relayMetrics{}, fmt.Errorf("gather relay metrics: %w", err)
 	}
-	m := relayMetrics{Rounds: map[string]histogram{}}
+	m := relayMetrics{Histograms: map[string]histogram{}}
 	for _, f := range fams {
 		if len(f.GetMetric()) == 0 {
 			continue
 		}
-		if slices.Contains(roundMetricNames, f.GetName()) {
-			m.Rounds[f.GetName()] = histogramOf(f.GetMetric()[0].GetHistogram())
-			continue
-		}
-		switch f.GetName() {
-		case "ledger_relay_published_total":
+		switch {
+		case f.GetName() == "ledger_relay_published_total":
 			m.Published = uint64(f.GetMetric()[0].GetCounter().GetValue())
-		case "ledger_relay_lag_seconds":
-			m.Lag = histogramOf(f.GetMetric()[0].GetHistogram())
+		case f.GetType() == dto.MetricType_HISTOGRAM:
+			m.Histograms[f.GetName()] = histogramOf(f.GetMetric()[0].GetHistogram())
 		}
 	}
 	return m, nil
@@ -221,9 +213,9 @@ func (w *relayWatch) metrics() (relayMetrics, error) {
 
 // since returns the observations between an earlier snapshot and m.
 func (m relayMetrics) since(earlier relayMetrics) relayMetrics {
-	d := relayMetrics{Published: m.Published - earlier.Published, Lag: m.Lag.since(earlier.Lag), Rounds: map[string]histogram{}}
-	for name, h := range m.Rounds {
-		d.Rounds[name] = h.since(earlier.Rounds[name])
+	d := relayMetrics{Published: m.Published - earlier.Published, Histograms: map[string]histogram{}}
+	for name, h := range m.Histograms {
+		d.Histograms[name] = h.since(earlier.Histograms[name])
 	}
 	return d
 }
