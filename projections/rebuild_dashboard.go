@@ -29,7 +29,7 @@ type (
 )
 
 // applyDashboardUser mirrors projectDashboardUser.
-func (s *streamFold) applyDashboardUser(r domain.Record, e domain.Event) error {
+func (s *streamFold) applyDashboardUser(r *domain.Record, e domain.Event) error {
 	if c, ok := e.(domain.DashboardUserCreated); ok {
 		if c.UserID != r.StreamID || s.dashUser != nil {
 			return errUnfoldable

@@ -125,8 +125,8 @@ type (
 // streamFold is the fold of the stream being read.
 type streamFold struct {
 	id           uuid.UUID
-	recs         []domain.Record // the stream's records, kept only until it proves foldable or not
-	bad          bool            // handed to the projector
+	recs         []*domain.Record // the stream's records, kept only until it proves foldable or not
+	bad          bool             // handed to the projector
 	tenant       *tenantRow
 	keys         []*apiKeyRow
 	user         *userRow
@@ -159,12 +159,12 @@ type copyJob struct {
 const copyChunk = 2000
 
 // add folds one record; records come in stream order.
-func (f *folder) add(ctx context.Context, rec domain.Record) error {
+func (f *folder) add(ctx context.Context, rec *domain.Record) error {
 	if f.cur == nil || f.cur.id != rec.StreamID {
 		if err := f.endStream(ctx); err != nil {
 			return err
 		}
-		f.cur = &streamFold{id: rec.StreamID, rows: map[string][][]any{}}
+		f.cur = &streamFold{id: rec.StreamID, rows: map[string][][]any{}, recs: make([]*domain.Record, 0, 8)}
 	}
 	s := f.cur
 	s.recs = append(s.recs, rec)
@@ -188,7 +188,11 @@ func (f *folder) endStream(ctx context.Context) error {
 	}
 	f.cur = nil
 	if s.bad {
-		f.handed = append(f.handed, s.recs)
+		recs := make([]domain.Record, len(s.recs))
+		for i, rec := range s.recs {
+			recs[i] = *rec
+		}
+		f.handed = append(f.handed, recs)
 		return nil
 	}
 	emit := func(table string, row ...any) {
@@ -275,7 +279,7 @@ func (s *streamFold) insert(table string, row ...any) {
 
 // apply is Project for one record, on the stream's rows in memory. Each
 // case mirrors the statements of projector.go's file for the stream type.
-func (f *folder) apply(s *streamFold, r domain.Record) error {
+func (f *folder) apply(s *streamFold, r *domain.Record) error {
 	if r.StreamType == "payment" && r.Type == createdType && r.SchemaVersion == createdVersion {
 		if err := s.paymentCreated(r); !errors.Is(err, errSlowPath) {
 			return err

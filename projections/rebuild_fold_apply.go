@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -14,7 +15,7 @@ import (
 )
 
 // tenants.go
-func (s *streamFold) applyTenant(r domain.Record, e domain.Event) error {
+func (s *streamFold) applyTenant(r *domain.Record, e domain.Event) error {
 	switch e := e.(type) {
 	case domain.TenantCreated:
 		if e.TenantID != r.StreamID || s.tenant != nil {
@@ -50,7 +51,7 @@ func (s *streamFold) applyTenant(r domain.Record, e domain.Event) error {
 }
 
 // user_project.go
-func (s *streamFold) applyUser(r domain.Record, e domain.Event) error {
+func (s *streamFold) applyUser(r *domain.Record, e domain.Event) error {
 	if c, ok := e.(domain.UserCreated); ok {
 		if c.UserID != r.StreamID || s.user != nil {
 			return errUnfoldable
@@ -86,7 +87,9 @@ func (s *streamFold) applyUser(r domain.Record, e domain.Event) error {
 		u.name, u.company, u.phone = e.Name, e.CompanyName, e.PhoneNumber
 		sector, _ := json.Marshal(e.Sector)
 		first, _ := json.Marshal(e.FirstName)
-		u.details["sector"], u.details["firstName"], u.details["address"] = sector, first, json.RawMessage(jsonOf(e.Address))
+		u.details.set("sector", sector)
+		u.details.set("firstName", first)
+		u.details.set("address", json.RawMessage(jsonOf(e.Address)))
 	case domain.MomoAccountAdded:
 		for _, m := range s.momo {
 			if m.phone == e.PhoneNumber {
@@ -130,7 +133,7 @@ func (s *streamFold) applyUser(r domain.Record, e domain.Event) error {
 }
 
 // merchants.go
-func (s *streamFold) applyMerchant(r domain.Record, e domain.Event) error {
+func (s *streamFold) applyMerchant(r *domain.Record, e domain.Event) error {
 	if c, ok := e.(domain.MerchantCreated); ok {
 		if c.MerchantID != r.StreamID || s.merchant != nil {
 			return errUnfoldable
@@ -146,7 +149,7 @@ func (s *streamFold) applyMerchant(r domain.Record, e domain.Event) error {
 }
 
 // payments.go
-func (s *streamFold) applyPayment(r domain.Record, e domain.Event) error {
+func (s *streamFold) applyPayment(r *domain.Record, e domain.Event) error {
 	switch e := e.(type) {
 	case domain.PaymentCreated:
 		state, err := parseObject(r.Data)
@@ -204,7 +207,7 @@ func (s *streamFold) applyPayment(r domain.Record, e domain.Event) error {
 
 // created is payments.go's PaymentCreated case: the row with the event's
 // data as its state, the deadline, the first delivery.
-func (s *streamFold) created(r domain.Record, state jsonObject, user, merchant uuid.UUID, status string, expires time.Time) error {
+func (s *streamFold) created(r *domain.Record, state jsonObject, user, merchant uuid.UUID, status string, expires time.Time) error {
 	if s.payment != nil {
 		return errUnfoldable
 	}
@@ -227,21 +230,22 @@ var (
 	errSlowPath    = errors.New("decode the event")
 )
 
-func (s *streamFold) paymentCreated(r domain.Record) error {
+func (s *streamFold) paymentCreated(r *domain.Record) error {
 	state, err := parseObject(r.Data)
 	if err != nil {
 		return errSlowPath
 	}
-	var (
-		user, merchant uuid.UUID
-		status         string
-		expires        time.Time
-	)
-	for key, dst := range map[string]any{"userId": &user, "merchantId": &merchant, "status": &status, "expiresAt": &expires} {
-		raw, ok := state[key]
-		if !ok || json.Unmarshal(raw, dst) != nil {
-			return errSlowPath
-		}
+	member := func(name string) string {
+		raw, _ := state.get(name)
+		return plainString(raw)
+	}
+	user, err1 := uuid.Parse(member("userId"))
+	merchant, err2 := uuid.Parse(member("merchantId"))
+	var expires time.Time
+	err3 := expires.UnmarshalText([]byte(member("expiresAt"))) // as encoding/json reads it
+	status := member("status")
+	if err1 != nil || err2 != nil || err3 != nil || status == "" {
+		return errSlowPath
 	}
 	if err := s.created(r, state, user, merchant, status, expires); err != nil {
 		return err
@@ -249,15 +253,24 @@ func (s *streamFold) paymentCreated(r domain.Record) error {
 	return nil // no postings: payment.created carries none (PostingsOf)
 }
 
+// plainString is the value of raw, a JSON string without escapes, or ""
+// for anything else (which sends the event down the slow path).
+func plainString(raw []byte) string {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' || bytes.IndexByte(raw, '\\') >= 0 {
+		return ""
+	}
+	return string(raw[1 : len(raw)-1])
+}
+
 // queueWebhook is the delivery the projection writes with a status event
 // (projectPayment, mergePayment): a pending delivery with the payment's
 // state, when the state has a webhookUrl.
-func (s *streamFold) queueWebhook(r domain.Record) {
+func (s *streamFold) queueWebhook(r *domain.Record) {
 	p := s.payment
 	if p == nil {
 		return
 	}
-	url, ok := p.state["webhookUrl"]
+	url, ok := p.state.get("webhookUrl")
 	if !ok || string(url) == "null" || string(url) == `""` {
 		return
 	}
@@ -282,13 +295,13 @@ func (s *streamFold) copyStateToDeliveries() {
 }
 
 // mergePayment is mergePayment's UPDATE.
-func (s *streamFold) mergePayment(r domain.Record, e domain.Event) error {
+func (s *streamFold) mergePayment(r *domain.Record, e domain.Event) error {
 	p := s.payment
 	if p == nil {
 		return errUnfoldable
 	}
 	changes, line := domain.PaymentChanges(e)
-	logs, ok := p.state["statusLogs"]
+	logs, ok := p.state.get("statusLogs")
 	if !ok || len(logs) == 0 || logs[0] != '[' {
 		return errUnfoldable // jsonb_set would store NULL or wrap a scalar
 	}
@@ -311,7 +324,7 @@ func (s *streamFold) mergePayment(r domain.Record, e domain.Event) error {
 		raw = append(raw, jsonOf(line)...)
 		logs = append(raw, ']')
 	}
-	p.state["statusLogs"] = logs
+	p.state.set("statusLogs", logs)
 	if status := domain.StatusOf(e); status != "" {
 		p.status = status
 	}

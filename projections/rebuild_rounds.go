@@ -72,11 +72,11 @@ func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 		})
 	}
 	folders := make([]*folder, max(runtime.NumCPU(), 2))
-	feeds := make([]chan []domain.Record, len(folders))
+	feeds := make([]chan []*domain.Record, len(folders))
 	var folding sync.WaitGroup
 	for i := range folders {
 		folders[i] = &folder{r: r, out: map[string][][]any{}, copies: copies}
-		feeds[i] = make(chan []domain.Record, 2)
+		feeds[i] = make(chan []*domain.Record, 2)
 		folding.Go(func() {
 			f := folders[i]
 			for recs := range feeds[i] {
@@ -99,10 +99,16 @@ func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 	}
 	err = r.readStreams(ctx, tx, func(page []domain.Record) error {
 		// A stream goes, whole and in order, to the folder of its hash.
-		parts := make([][]domain.Record, len(folders))
-		for _, rec := range page {
-			i := int(hashID(rec.StreamID) % uint64(len(folders)))
-			parts[i] = append(parts[i], rec)
+		// The folders get pointers into the page (a record is some 300
+		// bytes: copying each into its part and then into its stream's
+		// list cost a fifth of the rebuild's allocations).
+		parts := make([][]*domain.Record, len(folders))
+		for i := range parts {
+			parts[i] = make([]*domain.Record, 0, 2*len(page)/len(folders))
+		}
+		for j := range page {
+			i := int(hashID(page[j].StreamID) % uint64(len(folders)))
+			parts[i] = append(parts[i], &page[j])
 		}
 		for i, p := range parts {
 			if len(p) == 0 {
