@@ -1,0 +1,329 @@
+package domain
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/ledger/ledger/domain/rawjson"
+)
+
+// Fast decoding of the most frequent events. A settled payment's history
+// is mostly lifecycle events and webhook attempts, small objects of
+// strings, numbers, times and postings, which every rebuild, audit and
+// worker load decodes; encoding/json's reflection was over a quarter of a
+// rebuild's Go time. Each decoder here reads its event member by member
+// and accepts only the plainest form of each value: a string without
+// escapes or bytes outside printable ASCII, an integer without fraction or
+// exponent, a decimal as a quoted string, null only where the field is a
+// pointer or a slice, and no member it does not know (encoding/json also
+// matches names case-insensitively). Anything else gives false, and the
+// caller decodes with encoding/json, so whatever a fast decoder accepts,
+// encoding/json decodes to the same value (FuzzFastDecode checks it).
+var fastDecoders = map[string]func(data []byte) (Event, bool){
+	PaymentWebhookAttempted{}.EventType(): decodeWebhookAttempted,
+	PaymentDepositReceived{}.EventType():  decodeDepositReceived,
+	PaymentDeposited{}.EventType():        decodeDeposited,
+	PaymentTransferring{}.EventType():     decodeTransferring,
+	PaymentSucceeded{}.EventType():        decodeSucceeded,
+	PaymentFailed{}.EventType():           decodeFailed,
+	PaymentExpired{}.EventType():          decodeExpired,
+}
+
+var errNotFast = errors.New("not for the fast decoder")
+
+// fastMembers calls set with each member of the object data; false when data
+// is not an object or set refuses a member.
+func fastMembers(data []byte, set func(name string, v []byte) bool) bool {
+	return rawjson.Object(data, func(name string, _, v []byte) error {
+		if !set(name, v) {
+			return errNotFast
+		}
+		return nil
+	}) == nil
+}
+
+func decodeWebhookAttempted(data []byte) (Event, bool) {
+	var e PaymentWebhookAttempted
+	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
+		switch name {
+		case "eventId":
+			e.EventID, ok = fastUUID(v)
+		case "type":
+			e.Type, ok = fastString(v)
+		case "attempt":
+			var n int64
+			n, ok = fastInt(v)
+			e.Attempt = int(n)
+		case "statusCode":
+			if fastNull(v) {
+				e.StatusCode, ok = nil, true
+				break
+			}
+			var n int64
+			n, ok = fastInt(v)
+			code := int(n)
+			e.StatusCode = &code
+		case "durationMs":
+			e.DurationMs, ok = fastInt(v)
+		case "error":
+			if fastNull(v) {
+				e.Error, ok = nil, true
+				break
+			}
+			var s string
+			s, ok = fastString(v)
+			e.Error = &s
+		case "delivered":
+			e.Delivered, ok = fastBool(v)
+		case "nextAttemptAt":
+			if fastNull(v) {
+				e.NextAttemptAt, ok = nil, true
+				break
+			}
+			var t time.Time
+			t, ok = fastTime(v)
+			e.NextAttemptAt = &t
+		case "at":
+			e.At, ok = fastTime(v)
+		}
+		return ok
+	})
+	return e, ok
+}
+
+func decodeDepositReceived(data []byte) (Event, bool) {
+	var e PaymentDepositReceived
+	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
+		switch name {
+		case "amount":
+			e.Amount, ok = fastDecimal(v)
+		case "total":
+			e.Total, ok = fastDecimal(v)
+		case "postings":
+			e.Postings, ok = fastPostings(v)
+		case "message":
+			e.Message, ok = fastString(v)
+		case "at":
+			e.At, ok = fastTime(v)
+		}
+		return ok
+	})
+	return e, ok
+}
+
+func decodeDeposited(data []byte) (Event, bool) {
+	var e PaymentDeposited
+	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
+		switch name {
+		case "amount":
+			e.Amount, ok = fastDecimal(v)
+		case "total":
+			e.Total, ok = fastDecimal(v)
+		case "held":
+			e.Held, ok = fastBool(v)
+		case "postings":
+			e.Postings, ok = fastPostings(v)
+		case "message":
+			e.Message, ok = fastString(v)
+		case "at":
+			e.At, ok = fastTime(v)
+		}
+		return ok
+	})
+	return e, ok
+}
+
+func decodeTransferring(data []byte) (Event, bool) {
+	var e PaymentTransferring
+	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
+		switch name {
+		case "amountSats":
+			e.AmountSats, ok = fastInt(v)
+		case "btcPrice":
+			e.BTCPrice, ok = fastDecimal(v)
+		case "changeRefundSats":
+			e.ChangeRefundSats, ok = fastInt(v)
+		case "changeRefundStatus":
+			e.ChangeRefundStatus, ok = fastString(v)
+		case "payoutAmount":
+			e.PayoutAmount, ok = fastDecimal(v)
+		case "payoutCurrency":
+			e.PayoutCurrency, ok = fastString(v)
+		case "payoutRail":
+			e.PayoutRail, ok = fastString(v)
+		case "idempotencyKey":
+			e.IdempotencyKey, ok = fastString(v)
+		case "postings":
+			e.Postings, ok = fastPostings(v)
+		case "message":
+			e.Message, ok = fastString(v)
+		case "at":
+			e.At, ok = fastTime(v)
+		}
+		return ok
+	})
+	return e, ok
+}
+
+func decodeSucceeded(data []byte) (Event, bool) {
+	var e PaymentSucceeded
+	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
+		switch name {
+		case "amountSettled":
+			e.AmountSettled, ok = fastDecimal(v)
+		case "payoutId":
+			e.PayoutID, ok = fastString(v)
+		case "postings":
+			e.Postings, ok = fastPostings(v)
+		case "message":
+			e.Message, ok = fastString(v)
+		case "at":
+			e.At, ok = fastTime(v)
+		}
+		return ok
+	})
+	return e, ok
+}
+
+func decodeFailed(data []byte) (Event, bool) {
+	var e PaymentFailed
+	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
+		switch name {
+		case "reason":
+			e.Reason, ok = fastString(v)
+		case "postings":
+			e.Postings, ok = fastPostings(v)
+		case "message":
+			e.Message, ok = fastString(v)
+		case "at":
+			e.At, ok = fastTime(v)
+		}
+		return ok
+	})
+	return e, ok
+}
+
+func decodeExpired(data []byte) (Event, bool) {
+	var e PaymentExpired
+	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
+		switch name {
+		case "postings":
+			e.Postings, ok = fastPostings(v)
+		case "message":
+			e.Message, ok = fastString(v)
+		case "at":
+			e.At, ok = fastTime(v)
+		}
+		return ok
+	})
+	return e, ok
+}
+
+// fastPostings reads null (nil) or an array of postings (never nil, as
+// encoding/json gives an empty array).
+func fastPostings(v []byte) ([]Posting, bool) {
+	if fastNull(v) {
+		return nil, true
+	}
+	postings := make([]Posting, 0, 6)
+	err := rawjson.Array(v, func(elem []byte) error {
+		var p Posting
+		ok := fastMembers(elem, func(name string, v []byte) (ok bool) {
+			switch name {
+			case "account":
+				p.Account, ok = fastString(v)
+			case "currency":
+				p.Currency, ok = fastString(v)
+			case "side":
+				p.Side, ok = fastString(v)
+			case "amount":
+				p.Amount, ok = fastDecimal(v)
+			}
+			return ok
+		})
+		if !ok {
+			return errNotFast
+		}
+		postings = append(postings, p)
+		return nil
+	})
+	return postings, err == nil
+}
+
+func fastNull(v []byte) bool { return string(v) == "null" }
+
+// fastString reads a string of printable ASCII without escapes.
+func fastString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	for _, c := range v[1 : len(v)-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(v[1 : len(v)-1]), true
+}
+
+// fastInt reads an integer: JSON's digits, without fraction or exponent.
+func fastInt(v []byte) (int64, bool) {
+	digits := v
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	return n, err == nil
+}
+
+func fastBool(v []byte) (bool, bool) {
+	switch string(v) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// fastTime reads a time as time.Time's UnmarshalJSON does (RFC 3339).
+func fastTime(v []byte) (time.Time, bool) {
+	s, ok := fastString(v)
+	if !ok {
+		return time.Time{}, false
+	}
+	var t time.Time
+	return t, t.UnmarshalText([]byte(s)) == nil
+}
+
+// fastUUID reads a uuid as its UnmarshalText does.
+func fastUUID(v []byte) (uuid.UUID, bool) {
+	s, ok := fastString(v)
+	if !ok {
+		return uuid.Nil, false
+	}
+	id, err := uuid.Parse(s)
+	return id, err == nil
+}
+
+// fastDecimal reads a decimal written as a non-empty string, as
+// decimal.Decimal's UnmarshalJSON does.
+func fastDecimal(v []byte) (decimal.Decimal, bool) {
+	s, ok := fastString(v)
+	if !ok || s == "" {
+		return decimal.Decimal{}, false
+	}
+	d, err := decimal.NewFromString(s)
+	return d, err == nil
+}
