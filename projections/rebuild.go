@@ -22,7 +22,10 @@ import (
 //  1. Shadow tables. A schema rebuild_<random> gets a copy of each table of
 //     the group: CREATE TABLE ... (LIKE public.t INCLUDING ALL EXCLUDING
 //     INDEXES), plus its primary-key and unique constraints under their
-//     original names (the projection's UPDATEs and ON CONFLICTs need them).
+//     original names (the projection's UPDATEs and ON CONFLICTs need them):
+//     at once for a replay through the projector, after its COPYs for the
+//     fold's (one sorted build instead of row-by-row inserts in stream
+//     order), before the streams it hands over.
 //  2. Bulk replay. Every event of one REPEATABLE READ snapshot is replayed,
 //     by default through the fold (see "The fold" below): events in stream
 //     order, each stream folded in memory exactly as the projector's

@@ -134,6 +134,9 @@ func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 	if cause := context.Cause(ctx); cause != nil {
 		return next, cause
 	}
+	if err := r.addKeys(ctx); err != nil {
+		return next, fmt.Errorf("%w (ledgerctl projections rebuild --via-projector names the event)", err)
+	}
 	a := r.newApplier(r.conns[0])
 	for _, f := range folders {
 		for _, recs := range f.handed {

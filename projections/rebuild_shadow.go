@@ -108,7 +108,14 @@ type tableDef struct {
 	fks     [][2]string // foreign keys: name, definition (REFERENCES the shadow table within the group)
 }
 
-// createShadow creates the shadow schema and tables, with their keys.
+// createShadow creates the shadow schema and tables. The projector's
+// statements need the keys (their UPDATEs and ON CONFLICTs), so a bulk
+// round through the projector gets them now; the fold's COPYs do not, and
+// a key built once over a loaded table costs less than one kept up row by
+// row in stream order, which is random order for the postings' and webhook
+// attempts' keys (their event ids): 1.3 s against 2.0 s for 1.4 million
+// postings. The fold's round adds them (addKeys) before anything else
+// writes the tables.
 func (r *rebuilder) createShadow(ctx context.Context) error {
 	defs, err := r.describe(ctx)
 	if err != nil {
@@ -128,13 +135,23 @@ func (r *rebuilder) createShadow(ctx context.Context) error {
 			` (LIKE `+qualified("public", d.name)+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
 			return fmt.Errorf("rebuild: create shadow %s: %w", d.name, err)
 		}
-		for _, k := range d.keys {
-			if _, err := c.Exec(ctx, `ALTER TABLE `+qualified(r.shadow, d.name)+` ADD CONSTRAINT `+ident(k[0])+` `+k[1]); err != nil {
-				return fmt.Errorf("rebuild: shadow %s: %s: %w", d.name, k[0], err)
-			}
-		}
+	}
+	if r.opt.ViaProjector {
+		return r.addKeys(ctx)
 	}
 	return nil
+}
+
+// addKeys adds the shadow tables' primary-key, unique and exclusion
+// constraints, with their live names, on every apply connection at once.
+func (r *rebuilder) addKeys(ctx context.Context) error {
+	var stmts []string
+	for _, d := range r.defs {
+		for _, k := range d.keys {
+			stmts = append(stmts, `ALTER TABLE `+qualified(r.shadow, d.name)+` ADD CONSTRAINT `+ident(k[0])+` `+k[1])
+		}
+	}
+	return r.onEveryConn(ctx, stmts)
 }
 
 // describe reads the live tables' definitions and refuses what a rebuild
@@ -302,7 +319,7 @@ func (r *rebuilder) onEveryConn(ctx context.Context, stmts []string) error {
 		wg.Go(func() {
 			for sql := range next {
 				if _, err := c.Exec(ctx, sql); err != nil {
-					errs[i] = fmt.Errorf("rebuild: finish (%s): %w", statementHead(sql), err)
+					errs[i] = fmt.Errorf("rebuild: %s: %w", sql, err)
 					return
 				}
 			}
