@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -84,6 +86,16 @@ func (s *Store) AppendAtHead(ctx context.Context, meta domain.Metadata, stream d
 				Message: fmt.Sprintf("the %s does not exist", stream.Type), Err: err}
 		case !errors.Is(err, ErrVersionConflict) || try >= headRetries || ctx.Err() != nil:
 			return err
+		}
+		// Another writer of the stream committed first. Retrying at once
+		// races the same writers again; a random pause, up to a millisecond
+		// more each time, spreads the at-head writers of a busy stream out
+		// (twenty writers of one stream under the race detector lost 21
+		// times in a row without it).
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(rand.N(time.Duration(try+1) * time.Millisecond)):
 		}
 	}
 }
