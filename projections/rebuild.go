@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -176,6 +178,28 @@ type RebuildOptions struct {
 // from the first event and swaps them in; see the comment above.
 func Rebuild(ctx context.Context, pool *pgxpool.Pool, group string, progress func(Progress)) (Stats, error) {
 	return RebuildWith(ctx, pool, group, RebuildOptions{Progress: progress})
+}
+
+// RebuildGCPercent is the garbage collector's target (debug.SetGCPercent)
+// for a process whose work is a rebuild. A rebuild allocates some 5 kB an
+// event and keeps little (a page of events, one stream's rows per fold
+// worker, the COPY chunks in flight): collecting when the heap has grown
+// to five times what is live instead of twice cut a 1M-event rebuild's Go
+// CPU by a fifth (9.2 s to 7.5 s) for a peak RSS of some 350 MB instead of
+// 125, still flat in the number of events. The package never changes its
+// process's collector itself; ledgerctl and ledgerbench set it, unless
+// GOGC says otherwise (WithRebuildGC).
+const RebuildGCPercent = 400
+
+// WithRebuildGC sets the collector's target to RebuildGCPercent unless the
+// GOGC environment variable chose one, and returns the function that puts
+// the previous target back.
+func WithRebuildGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	previous := debug.SetGCPercent(RebuildGCPercent)
+	return func() { debug.SetGCPercent(previous) }
 }
 
 // rebuildLockKey is the advisory lock one rebuild at a time holds.

@@ -278,11 +278,13 @@ func timeRebuild(ctx context.Context, pool *pgxpool.Pool, cfg replayConfig, stde
 		}
 	}
 	mem := watchMemory()
+	restoreGC := projections.WithRebuildGC() // as ledgerctl projections rebuild runs
 	stats, err := projections.RebuildWith(ctx, pool, "all", projections.RebuildOptions{
 		Connections: cfg.connections, BatchEvents: cfg.batch, ViaProjector: cfg.via,
 		Progress: func(p projections.Progress) {
 			fmt.Fprintf(stderr, "  %-8s %9d events  %6.1fs\n", p.Phase, p.Events, p.Elapsed.Seconds())
 		}})
+	restoreGC()
 	m := mem.stop()
 	c := cpu.stop()
 	if err != nil {

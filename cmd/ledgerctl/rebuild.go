@@ -64,6 +64,7 @@ func projectionsRebuild(ctx context.Context, db *database, args []string, stdout
 	if !slices.Contains(projections.GroupNames(), name) {
 		return fmt.Errorf("unknown read model %q: one of %s", name, strings.Join(projections.GroupNames(), ", "))
 	}
+	defer projections.WithRebuildGC()()
 	stats, err := projections.RebuildWith(ctx, db.pool, name, projections.RebuildOptions{ViaProjector: *via,
 		Progress: func(p projections.Progress) {
 			fmt.Fprintf(os.Stderr, "rebuild: %-8s %10d events  %6.1fs\n", p.Phase, p.Events, p.Elapsed.Seconds())
