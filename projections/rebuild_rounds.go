@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ledger/ledger/domain"
 )
@@ -61,7 +60,7 @@ func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 				if ctx.Err() != nil {
 					continue // drain
 				}
-				_, err := c.CopyFrom(ctx, pgx.Identifier{r.shadow, job.table}, foldColumns[job.table], copyRows(job.rows))
+				_, err := c.CopyFrom(ctx, pgx.Identifier{r.shadow, job.table}, foldColumns[job.table], pgx.CopyFromRows(job.rows)) // uuids: pguuid (connect)
 				if err != nil {
 					cancel(fmt.Errorf("rebuild: copy into %s: %w (ledgerctl projections rebuild --via-projector names the event)", job.table, err))
 					continue
@@ -211,25 +210,6 @@ func hashID(id uuid.UUID) uint64 {
 	h := fnv.New64a()
 	h.Write(id[:])
 	return h.Sum64()
-}
-
-// copyRows feeds COPY, encoding uuids as pgtype.UUID: pgx would otherwise
-// take uuid.UUID's driver.Valuer, a round trip through text.
-func copyRows(rows [][]any) pgx.CopyFromSource {
-	for _, row := range rows {
-		for i, v := range row {
-			switch v := v.(type) {
-			case uuid.UUID:
-				row[i] = pgtype.UUID{Bytes: v, Valid: true}
-			case *uuid.UUID:
-				row[i] = pgtype.UUID{Valid: v != nil}
-				if v != nil {
-					row[i] = pgtype.UUID{Bytes: *v, Valid: true}
-				}
-			}
-		}
-	}
-	return pgx.CopyFromRows(rows)
 }
 
 // bulkRound replays, in one snapshot, the events after cur, spread over
