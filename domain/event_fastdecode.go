@@ -103,12 +103,8 @@ func decodeDepositReceived(data []byte) (Event, bool) {
 			e.Amount, ok = fastDecimal(v)
 		case "total":
 			e.Total, ok = fastDecimal(v)
-		case "postings":
-			e.Postings, ok = fastPostings(v)
-		case "message":
-			e.Message, ok = fastString(v)
-		case "at":
-			e.At, ok = fastTime(v)
+		default:
+			ok = lifecycleFields(name, v, &e.Postings, &e.Message, &e.At)
 		}
 		return ok
 	})
@@ -125,12 +121,8 @@ func decodeDeposited(data []byte) (Event, bool) {
 			e.Total, ok = fastDecimal(v)
 		case "held":
 			e.Held, ok = fastBool(v)
-		case "postings":
-			e.Postings, ok = fastPostings(v)
-		case "message":
-			e.Message, ok = fastString(v)
-		case "at":
-			e.At, ok = fastTime(v)
+		default:
+			ok = lifecycleFields(name, v, &e.Postings, &e.Message, &e.At)
 		}
 		return ok
 	})
@@ -157,12 +149,8 @@ func decodeTransferring(data []byte) (Event, bool) {
 			e.PayoutRail, ok = fastString(v)
 		case "idempotencyKey":
 			e.IdempotencyKey, ok = fastString(v)
-		case "postings":
-			e.Postings, ok = fastPostings(v)
-		case "message":
-			e.Message, ok = fastString(v)
-		case "at":
-			e.At, ok = fastTime(v)
+		default:
+			ok = lifecycleFields(name, v, &e.Postings, &e.Message, &e.At)
 		}
 		return ok
 	})
@@ -177,12 +165,8 @@ func decodeSucceeded(data []byte) (Event, bool) {
 			e.AmountSettled, ok = fastDecimal(v)
 		case "payoutId":
 			e.PayoutID, ok = fastString(v)
-		case "postings":
-			e.Postings, ok = fastPostings(v)
-		case "message":
-			e.Message, ok = fastString(v)
-		case "at":
-			e.At, ok = fastTime(v)
+		default:
+			ok = lifecycleFields(name, v, &e.Postings, &e.Message, &e.At)
 		}
 		return ok
 	})
@@ -195,12 +179,8 @@ func decodeFailed(data []byte) (Event, bool) {
 		switch name {
 		case "reason":
 			e.Reason, ok = fastString(v)
-		case "postings":
-			e.Postings, ok = fastPostings(v)
-		case "message":
-			e.Message, ok = fastString(v)
-		case "at":
-			e.At, ok = fastTime(v)
+		default:
+			ok = lifecycleFields(name, v, &e.Postings, &e.Message, &e.At)
 		}
 		return ok
 	})
@@ -209,18 +189,23 @@ func decodeFailed(data []byte) (Event, bool) {
 
 func decodeExpired(data []byte) (Event, bool) {
 	var e PaymentExpired
-	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
-		switch name {
-		case "postings":
-			e.Postings, ok = fastPostings(v)
-		case "message":
-			e.Message, ok = fastString(v)
-		case "at":
-			e.At, ok = fastTime(v)
-		}
-		return ok
+	ok := fastMembers(data, func(name string, v []byte) bool {
+		return lifecycleFields(name, v, &e.Postings, &e.Message, &e.At)
 	})
 	return e, ok
+}
+
+// lifecycleFields reads the members every lifecycle event has.
+func lifecycleFields(name string, v []byte, postings *[]Posting, message *string, at *time.Time) (ok bool) {
+	switch name {
+	case "postings":
+		*postings, ok = fastPostings(v)
+	case "message":
+		*message, ok = fastString(v)
+	case "at":
+		*at, ok = fastTime(v)
+	}
+	return ok
 }
 
 // fastPostings reads null (nil) or an array of postings (never nil, as
