@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -34,6 +35,36 @@ var fastDecoders = map[string]func(data []byte) (Event, bool){
 }
 
 var errNotFast = errors.New("not for the fast decoder")
+
+// DecodeMetadata decodes an event's stored metadata, as json.Unmarshal
+// into a Metadata does; every read of an event row (the relay's sequencer
+// among them) decodes one.
+func DecodeMetadata(data []byte) (Metadata, error) {
+	if m, ok := fastMetadata(data); ok {
+		return m, nil
+	}
+	var m Metadata
+	err := json.Unmarshal(data, &m)
+	return m, err
+}
+
+func fastMetadata(data []byte) (Metadata, bool) {
+	var m Metadata
+	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
+		switch name {
+		case "actor":
+			m.Actor, ok = fastString(v)
+		case "requestId":
+			m.RequestID, ok = fastString(v)
+		case "correlationId":
+			m.CorrelationID, ok = fastString(v)
+		case "causationId":
+			m.CausationID, ok = fastString(v)
+		}
+		return ok
+	})
+	return m, ok
+}
 
 // fastMembers calls set with each member of the object data; false when data
 // is not an object or set refuses a member.

@@ -66,6 +66,19 @@ func TestFastDecodersTakeWhatTheDomainWrites(t *testing.T) {
 			t.Errorf("no sample of %s", typ)
 		}
 	}
+	meta := Metadata{Actor: "apikey:lk_1", RequestID: "r-1", CorrelationID: "c-1", CausationID: "01a21655-cd56-7993-bb1c-e34d994233bf"}
+	data, err := json.Marshal(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, form := range [][]byte{data, jsonbText(t, data), []byte(`{}`)} {
+		if _, ok := fastMetadata(form); !ok {
+			t.Errorf("the fast decoder refused metadata %s", form)
+		}
+	}
+	if got, err := DecodeMetadata(jsonbText(t, data)); err != nil || got != meta {
+		t.Errorf("metadata %+v (%v), want %+v", got, err, meta)
+	}
 }
 
 // TestFastDecodersRefuseWhatTheyDoNotKnow: each of these must go to
@@ -120,7 +133,14 @@ func FuzzFastDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"postings":[],"message":"","at":"2026-11-26T06:00:00+02:00"}`))
 	f.Add([]byte(`{"statusCode":null,"error":null,"nextAttemptAt":null,"attempt":-0}`))
+	f.Add([]byte(`{"actor":"apikey:lk_1","requestId":"r-1","correlationId":"c","causationId":""}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, ok := fastMetadata(data); ok {
+			var want Metadata
+			if err := json.Unmarshal(data, &want); err != nil || got != want {
+				t.Fatalf("metadata %q: fast %+v, encoding/json %+v (%v)", data, got, want, err)
+			}
+		}
 		for typ, fast := range fastDecoders {
 			got, ok := fast(data)
 			if !ok {

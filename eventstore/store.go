@@ -284,16 +284,20 @@ func (s *Store) Load(ctx context.Context, stream domain.StreamRef) ([]domain.Rec
 const recordColumns = `id, tenant_id, stream_type, stream_id, stream_version, type, schema_version,
 	data, metadata, recorded_at, coalesce(position, 0), coalesce(hash, ''), coalesce(prevhash, '')`
 
+// scanRecord reads an event row. The data is scanned as the bytes of the
+// jsonb's text: into a json.RawMessage pgx would run json.Unmarshal over
+// it, a validation pass over every event read (the relay's sequencer reads
+// each one) of what Postgres has validated already.
 func scanRecord(row pgx.CollectableRow) (domain.Record, error) {
 	var r domain.Record
 	var meta []byte
 	err := row.Scan(&r.ID, &r.TenantID, &r.StreamType, &r.StreamID, &r.StreamVersion, &r.Type, &r.SchemaVersion,
-		&r.Data, &meta, &r.RecordedAt, &r.Position, &r.Hash, &r.PrevHash)
+		(*[]byte)(&r.Data), &meta, &r.RecordedAt, &r.Position, &r.Hash, &r.PrevHash)
 	if err != nil {
 		return r, fmt.Errorf("scan event: %w", err)
 	}
 	r.RecordedAt = r.RecordedAt.UTC()
-	if err := json.Unmarshal(meta, &r.Meta); err != nil {
+	if r.Meta, err = domain.DecodeMetadata(meta); err != nil {
 		return r, fmt.Errorf("decode metadata of %s: %w", r.ID, err)
 	}
 	return r, nil

@@ -2,7 +2,6 @@ package projections
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -385,7 +384,8 @@ func readPage(ctx context.Context, q pgx.Tx, sql string, args []any) ([]domain.R
 			return nil, 0, fmt.Errorf("rebuild: read events: %w", err)
 		}
 		r.RecordedAt = r.RecordedAt.UTC()
-		if err := json.Unmarshal(meta, &r.Meta); err != nil {
+		var err error
+		if r.Meta, err = domain.DecodeMetadata(meta); err != nil {
 			return nil, 0, fmt.Errorf("rebuild: metadata of event %s: %w", r.ID, err)
 		}
 		recs = append(recs, r)

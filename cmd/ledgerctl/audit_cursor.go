@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -189,10 +188,11 @@ const auditEventColumns = `e.id, e.tenant_id, e.stream_type, e.stream_id, e.stre
 func auditEventScan(r *domain.Record) ([]any, func() error) {
 	var meta []byte
 	dest := []any{&r.ID, &r.TenantID, &r.StreamType, &r.StreamID, &r.StreamVersion, &r.Type, &r.SchemaVersion,
-		&r.Data, &meta, &r.RecordedAt, &r.Position, &r.Hash, &r.PrevHash}
+		(*[]byte)(&r.Data), &meta, &r.RecordedAt, &r.Position, &r.Hash, &r.PrevHash}
 	return dest, func() error {
 		r.RecordedAt = r.RecordedAt.UTC()
-		if err := json.Unmarshal(meta, &r.Meta); err != nil {
+		var err error
+		if r.Meta, err = domain.DecodeMetadata(meta); err != nil {
 			return fmt.Errorf("decode metadata of %s: %w", r.ID, err)
 		}
 		return nil

@@ -195,12 +195,12 @@ func scanExportRecord(rows pgx.Rows) (domain.Record, error) {
 	var r domain.Record
 	var meta []byte
 	err := rows.Scan(&r.ID, &r.TenantID, &r.StreamType, &r.StreamID, &r.StreamVersion, &r.Type, &r.SchemaVersion,
-		&r.Data, &meta, &r.RecordedAt, &r.Position, &r.Hash, &r.PrevHash)
+		(*[]byte)(&r.Data), &meta, &r.RecordedAt, &r.Position, &r.Hash, &r.PrevHash)
 	if err != nil {
 		return r, fmt.Errorf("events export: scan event: %w", err)
 	}
 	r.RecordedAt = r.RecordedAt.UTC()
-	if err := json.Unmarshal(meta, &r.Meta); err != nil {
+	if r.Meta, err = domain.DecodeMetadata(meta); err != nil {
 		return r, fmt.Errorf("events export: metadata of event %s: %w", r.ID, err)
 	}
 	return r, nil
