@@ -50,8 +50,8 @@ func DecodeMetadata(data []byte) (Metadata, error) {
 
 func fastMetadata(data []byte) (Metadata, bool) {
 	var m Metadata
-	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
-		switch name {
+	ok := fastMembers(data, func(name, v []byte) (ok bool) {
+		switch string(name) {
 		case "actor":
 			m.Actor, ok = fastString(v)
 		case "requestId":
@@ -67,9 +67,10 @@ func fastMetadata(data []byte) (Metadata, bool) {
 }
 
 // fastMembers calls set with each member of the object data; false when data
-// is not an object or set refuses a member.
-func fastMembers(data []byte, set func(name string, v []byte) bool) bool {
-	return rawjson.Object(data, func(name string, _, v []byte) error {
+// is not an object or set refuses a member. set compares the name as
+// string(name) in a switch, which makes no string.
+func fastMembers(data []byte, set func(name, v []byte) bool) bool {
+	return rawjson.Object(data, func(name, _, v []byte) error {
 		if !set(name, v) {
 			return errNotFast
 		}
@@ -79,8 +80,8 @@ func fastMembers(data []byte, set func(name string, v []byte) bool) bool {
 
 func decodeWebhookAttempted(data []byte) (Event, bool) {
 	var e PaymentWebhookAttempted
-	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
-		switch name {
+	ok := fastMembers(data, func(name, v []byte) (ok bool) {
+		switch string(name) {
 		case "eventId":
 			e.EventID, ok = fastUUID(v)
 		case "type":
@@ -128,8 +129,8 @@ func decodeWebhookAttempted(data []byte) (Event, bool) {
 
 func decodeDepositReceived(data []byte) (Event, bool) {
 	var e PaymentDepositReceived
-	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
-		switch name {
+	ok := fastMembers(data, func(name, v []byte) (ok bool) {
+		switch string(name) {
 		case "amount":
 			e.Amount, ok = fastDecimal(v)
 		case "total":
@@ -144,8 +145,8 @@ func decodeDepositReceived(data []byte) (Event, bool) {
 
 func decodeDeposited(data []byte) (Event, bool) {
 	var e PaymentDeposited
-	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
-		switch name {
+	ok := fastMembers(data, func(name, v []byte) (ok bool) {
+		switch string(name) {
 		case "amount":
 			e.Amount, ok = fastDecimal(v)
 		case "total":
@@ -162,8 +163,8 @@ func decodeDeposited(data []byte) (Event, bool) {
 
 func decodeTransferring(data []byte) (Event, bool) {
 	var e PaymentTransferring
-	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
-		switch name {
+	ok := fastMembers(data, func(name, v []byte) (ok bool) {
+		switch string(name) {
 		case "amountSats":
 			e.AmountSats, ok = fastInt(v)
 		case "btcPrice":
@@ -190,8 +191,8 @@ func decodeTransferring(data []byte) (Event, bool) {
 
 func decodeSucceeded(data []byte) (Event, bool) {
 	var e PaymentSucceeded
-	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
-		switch name {
+	ok := fastMembers(data, func(name, v []byte) (ok bool) {
+		switch string(name) {
 		case "amountSettled":
 			e.AmountSettled, ok = fastDecimal(v)
 		case "payoutId":
@@ -206,8 +207,8 @@ func decodeSucceeded(data []byte) (Event, bool) {
 
 func decodeFailed(data []byte) (Event, bool) {
 	var e PaymentFailed
-	ok := fastMembers(data, func(name string, v []byte) (ok bool) {
-		switch name {
+	ok := fastMembers(data, func(name, v []byte) (ok bool) {
+		switch string(name) {
 		case "reason":
 			e.Reason, ok = fastString(v)
 		default:
@@ -220,15 +221,15 @@ func decodeFailed(data []byte) (Event, bool) {
 
 func decodeExpired(data []byte) (Event, bool) {
 	var e PaymentExpired
-	ok := fastMembers(data, func(name string, v []byte) bool {
+	ok := fastMembers(data, func(name, v []byte) bool {
 		return lifecycleFields(name, v, &e.Postings, &e.Message, &e.At)
 	})
 	return e, ok
 }
 
 // lifecycleFields reads the members every lifecycle event has.
-func lifecycleFields(name string, v []byte, postings *[]Posting, message *string, at *time.Time) (ok bool) {
-	switch name {
+func lifecycleFields(name, v []byte, postings *[]Posting, message *string, at *time.Time) (ok bool) {
+	switch string(name) {
 	case "postings":
 		*postings, ok = fastPostings(v)
 	case "message":
@@ -248,8 +249,8 @@ func fastPostings(v []byte) ([]Posting, bool) {
 	postings := make([]Posting, 0, 6)
 	err := rawjson.Array(v, func(elem []byte) error {
 		var p Posting
-		ok := fastMembers(elem, func(name string, v []byte) (ok bool) {
-			switch name {
+		ok := fastMembers(elem, func(name, v []byte) (ok bool) {
+			switch string(name) {
 			case "account":
 				p.Account, ok = fastString(v)
 			case "currency":
@@ -282,7 +283,7 @@ func fastString(v []byte) (string, bool) {
 			return "", false
 		}
 	}
-	return string(v[1 : len(v)-1]), true
+	return Intern(v[1 : len(v)-1]), true
 }
 
 // fastInt reads an integer: JSON's digits, without fraction or exponent.

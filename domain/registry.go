@@ -220,8 +220,8 @@ func (w withheld) apply(raw json.RawMessage) (json.RawMessage, error) {
 	}
 	var err error
 	if raw[0] == '{' {
-		err = rawjson.Object(raw, func(name string, rawName, value []byte) error {
-			rule, ok := w.lookup(name)
+		err = rawjson.Object(raw, func(name, rawName, value []byte) error {
+			rule, ok := w.lookup(string(name))
 			if ok && rule == nil {
 				return nil // withheld whole
 			}

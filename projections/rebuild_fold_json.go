@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/domain/rawjson"
 )
 
@@ -30,7 +31,8 @@ type jsonMember struct {
 // its last value, as jsonb does.
 func parseObject(raw []byte) (jsonObject, error) {
 	o := jsonObject{members: make([]jsonMember, 0, 48)}
-	err := rawjson.Object(raw, func(name string, _, value []byte) error {
+	err := rawjson.Object(raw, func(rawName, _, value []byte) error {
+		name := domain.Intern(rawName)
 		// Postgres writes a jsonb object's names in its key order (shorter
 		// first, then bytewise), each once: a name after the last one in
 		// that order is new, and only another needs a look for a repeat.

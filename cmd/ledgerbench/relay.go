@@ -110,8 +110,8 @@ var errFound = errors.New("found")
 // and decoding whole events cost it more than the relay's publishing.
 func eventTime(body []byte) (time.Time, error) {
 	var at time.Time
-	err := rawjson.Object(body, func(name string, _, value []byte) error {
-		if name != "time" {
+	err := rawjson.Object(body, func(name, _, value []byte) error {
+		if string(name) != "time" {
 			return nil
 		}
 		var s string

@@ -22,9 +22,11 @@ import (
 var ErrSyntax = errors.New("rawjson: malformed JSON")
 
 // Object calls f with each member of the JSON object raw, in order: its
-// name unescaped, the name as written (quotes included), and its value.
-// It stops at f's first error and returns it.
-func Object(raw []byte, f func(name string, rawName, value []byte) error) error {
+// name unescaped (a slice of raw, unless the name has escapes: no string
+// is made for it, since most callers only compare it), the name as
+// written (quotes included), and its value. It stops at f's first error
+// and returns it.
+func Object(raw []byte, f func(name, rawName, value []byte) error) error {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return ErrSyntax
@@ -37,11 +39,13 @@ func Object(raw []byte, f func(name string, rawName, value []byte) error) error 
 		if end < 0 {
 			return 0, ErrSyntax
 		}
-		name := string(raw[i+1 : end-1])
+		name := raw[i+1 : end-1 : end-1]
 		if special {
-			if json.Unmarshal(raw[i:end], &name) != nil {
+			var unescaped string
+			if json.Unmarshal(raw[i:end], &unescaped) != nil {
 				return 0, ErrSyntax
 			}
+			name = []byte(unescaped)
 		}
 		colon := skipSpace(raw, end)
 		if colon >= len(raw) || raw[colon] != ':' {

@@ -10,8 +10,8 @@ import (
 
 // objectMembers collects what Object walks: names, raw names and values.
 func objectMembers(raw []byte) (names []string, rawNames, values []string, err error) {
-	err = Object(raw, func(name string, rawName, value []byte) error {
-		names = append(names, name)
+	err = Object(raw, func(name, rawName, value []byte) error {
+		names = append(names, string(name))
 		rawNames = append(rawNames, string(rawName))
 		values = append(values, string(value))
 		return nil
@@ -49,7 +49,7 @@ func TestObject(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	calls := 0
-	err := Object([]byte(`{"a":1,"b":2}`), func(string, []byte, []byte) error { calls++; return stop })
+	err := Object([]byte(`{"a":1,"b":2}`), func(_, _, _ []byte) error { calls++; return stop })
 	if !errors.Is(err, stop) || calls != 1 {
 		t.Errorf("f's error: got %v after %d calls, want it after 1", err, calls)
 	}
@@ -81,12 +81,12 @@ func FuzzObject(f *testing.F) {
 			return
 		}
 		got := map[string][]byte{}
-		err := Object(raw, func(name string, rawName, value []byte) error {
+		err := Object(raw, func(name, rawName, value []byte) error {
 			var unquoted string
-			if json.Unmarshal(rawName, &unquoted) != nil || unquoted != name {
+			if json.Unmarshal(rawName, &unquoted) != nil || unquoted != string(name) {
 				t.Errorf("raw name %s does not decode to %q", rawName, name)
 			}
-			got[name] = value // the last of a repeated name wins, as in encoding/json
+			got[string(name)] = value // the last of a repeated name wins, as in encoding/json
 			return nil
 		})
 		if err != nil {

@@ -1,0 +1,72 @@
+package domain
+
+import (
+	"reflect"
+	"strings"
+)
+
+// interned holds one copy of the strings decoding an event history makes
+// over and over: the member names of every registered event (a payment's
+// state among them) and the values the domain itself writes most
+// (statuses, posting sides and accounts, currencies, rails, event types).
+// A rebuild reads millions of them; each was a small allocation of its own.
+// It is filled once, in init, after every event type has registered, and
+// only read after that.
+var interned = map[string]string{}
+
+func init() {
+	intern := func(s string) { interned[s] = s }
+	for _, d := range EventDefs() {
+		intern(d.Type)
+		internNames(reflect.TypeOf(d.New()), intern, map[reflect.Type]bool{})
+	}
+	for _, s := range PaymentStatuses {
+		intern(s)
+	}
+	for _, s := range []string{Debit, Credit, AccountCustomerFunds, AccountConversion, AccountPayoutPayable, AccountFees,
+		AccountChange, AccountRefunds, ChangeNone, ChangePending, "sats"} {
+		intern(s)
+	}
+	for _, rail := range []string{FundingLightning, FundingBankTransfer, FundingMomo, FundingUSDT, PayoutBank, PayoutMomo, PayoutLightning} {
+		intern(rail)
+		intern(ExternalAccount(rail))
+	}
+	for _, m := range []map[string]string{merchantCurrency, fromCurrencies} {
+		for _, currency := range m {
+			intern(currency)
+		}
+	}
+}
+
+// internNames interns the JSON member names of t's structs, nested ones
+// included.
+func internNames(t reflect.Type, intern func(string), seen map[reflect.Type]bool) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return
+	}
+	seen[t] = true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+			continue
+		case name == "":
+			name = f.Name
+		}
+		intern(name)
+		internNames(f.Type, intern, seen)
+	}
+}
+
+// Intern returns b as a string, without allocating when it is one of the
+// strings the domain writes most (interned).
+func Intern(b []byte) string {
+	if s, ok := interned[string(b)]; ok {
+		return s
+	}
+	return string(b)
+}

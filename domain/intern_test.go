@@ -1,0 +1,46 @@
+package domain
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/ledger/ledger/domain/rawjson"
+)
+
+// TestIntern: every member name of a payment's state and of every fast-
+// decoded event is interned, and read without allocating; any other bytes
+// come back as the same string.
+func TestIntern(t *testing.T) {
+	var p Payment
+	n := 0
+	fillExample(reflect.ValueOf(&p).Elem(), "", &n)
+	docs := []any{p}
+	for _, e := range fastSamples() {
+		docs = append(docs, e)
+	}
+	for _, doc := range docs {
+		data, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = rawjson.Object(data, func(name, _, _ []byte) error {
+			if _, ok := interned[string(name)]; !ok {
+				t.Errorf("%T: member %q is not interned", doc, name)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []string{"statusLogs", StatusTransferring, AccountPayoutPayable, "sats", "not a domain string", ""} {
+		if got := Intern([]byte(s)); got != s {
+			t.Errorf("Intern(%q) = %q", s, got)
+		}
+	}
+	name := []byte("amountSettled")
+	if allocs := testing.AllocsPerRun(100, func() { _ = Intern(name) }); allocs != 0 {
+		t.Errorf("Intern of an interned name allocated %.0f times", allocs)
+	}
+}
