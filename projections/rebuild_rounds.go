@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ledger/ledger/domain"
 )
@@ -33,6 +34,7 @@ const (
 	catchUpRounds = 5
 	swapAttempts  = 30
 	pageSize      = 5000
+	dataBuffer    = 256 << 10 // bytes of event data per shared buffer of a page
 )
 
 // foldRound is the bulk round's fast path: every event of one snapshot, in
@@ -177,13 +179,25 @@ func (r *rebuilder) readStreams(ctx context.Context, q pgx.Tx, fn func([]domain.
 			return fmt.Errorf("rebuild: read events: %w", err)
 		}
 		page := make([]domain.Record, 0, pageSize)
+		// The page's event data share a few large buffers instead of one
+		// allocation each: the data is driver memory until the next row,
+		// copied into the current buffer (a record keeps its slice, and so
+		// the buffer, alive as long as it needs it).
+		var data pgtype.DriverBytes
+		var buf []byte
 		for rows.Next() {
 			var rec domain.Record
 			if err := rows.Scan((*[16]byte)(&rec.ID), (*[16]byte)(&rec.TenantID), &rec.StreamType, (*[16]byte)(&rec.StreamID),
-				&rec.StreamVersion, &rec.Type, &rec.SchemaVersion, (*[]byte)(&rec.Data), &rec.RecordedAt); err != nil {
+				&rec.StreamVersion, &rec.Type, &rec.SchemaVersion, &data, &rec.RecordedAt); err != nil {
 				rows.Close()
 				return fmt.Errorf("rebuild: read events: %w", err)
 			}
+			if cap(buf)-len(buf) < len(data) {
+				buf = make([]byte, 0, max(dataBuffer, len(data)))
+			}
+			start := len(buf)
+			buf = append(buf, data...)
+			rec.Data = buf[start:len(buf):len(buf)]
 			rec.RecordedAt = rec.RecordedAt.UTC()
 			page = append(page, rec)
 		}
