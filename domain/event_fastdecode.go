@@ -273,17 +273,28 @@ func fastPostings(v []byte) ([]Posting, bool) {
 
 func fastNull(v []byte) bool { return string(v) == "null" }
 
-// fastString reads a string of printable ASCII without escapes.
-func fastString(v []byte) (string, bool) {
+// PlainJSONString is the content of v, a JSON string of printable ASCII
+// without escapes, as a slice of v: what encoding/json would decode it to,
+// without decoding. false for any other JSON value.
+func PlainJSONString(v []byte) ([]byte, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
-		return "", false
+		return nil, false
 	}
 	for _, c := range v[1 : len(v)-1] {
 		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return "", false
+			return nil, false
 		}
 	}
-	return Intern(v[1 : len(v)-1]), true
+	return v[1 : len(v)-1], true
+}
+
+// fastString reads a string of printable ASCII without escapes.
+func fastString(v []byte) (string, bool) {
+	b, ok := PlainJSONString(v)
+	if !ok {
+		return "", false
+	}
+	return Intern(b), true
 }
 
 // fastInt reads an integer: JSON's digits, without fraction or exponent.
@@ -316,31 +327,34 @@ func fastBool(v []byte) (bool, bool) {
 
 // fastTime reads a time as time.Time's UnmarshalJSON does (RFC 3339).
 func fastTime(v []byte) (time.Time, bool) {
-	s, ok := fastString(v)
+	b, ok := PlainJSONString(v)
 	if !ok {
 		return time.Time{}, false
 	}
 	var t time.Time
-	return t, t.UnmarshalText([]byte(s)) == nil
+	if t.UnmarshalText(b) != nil {
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // fastUUID reads a uuid as its UnmarshalText does.
 func fastUUID(v []byte) (uuid.UUID, bool) {
-	s, ok := fastString(v)
+	b, ok := PlainJSONString(v)
 	if !ok {
 		return uuid.Nil, false
 	}
-	id, err := uuid.Parse(s)
+	id, err := uuid.ParseBytes(b)
 	return id, err == nil
 }
 
 // fastDecimal reads a decimal written as a non-empty string, as
 // decimal.Decimal's UnmarshalJSON does.
 func fastDecimal(v []byte) (decimal.Decimal, bool) {
-	s, ok := fastString(v)
-	if !ok || s == "" {
+	b, ok := PlainJSONString(v)
+	if !ok || len(b) == 0 {
 		return decimal.Decimal{}, false
 	}
-	d, err := decimal.NewFromString(s)
+	d, err := decimal.NewFromString(string(b))
 	return d, err == nil
 }

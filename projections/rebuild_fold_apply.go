@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -235,15 +234,16 @@ func (s *streamFold) paymentCreated(r *domain.Record) error {
 	if err != nil {
 		return errSlowPath
 	}
-	member := func(name string) string {
+	member := func(name string) []byte {
 		raw, _ := state.get(name)
-		return plainString(raw)
+		b, _ := domain.PlainJSONString(raw)
+		return b
 	}
-	user, err1 := uuid.Parse(member("userId"))
-	merchant, err2 := uuid.Parse(member("merchantId"))
+	user, err1 := uuid.ParseBytes(member("userId"))
+	merchant, err2 := uuid.ParseBytes(member("merchantId"))
 	var expires time.Time
-	err3 := expires.UnmarshalText([]byte(member("expiresAt"))) // as encoding/json reads it
-	status := member("status")
+	err3 := expires.UnmarshalText(member("expiresAt")) // as encoding/json reads it
+	status := domain.Intern(member("status"))
 	if err1 != nil || err2 != nil || err3 != nil || status == "" {
 		return errSlowPath
 	}
@@ -251,15 +251,6 @@ func (s *streamFold) paymentCreated(r *domain.Record) error {
 		return err
 	}
 	return nil // no postings: payment.created carries none (PostingsOf)
-}
-
-// plainString is the value of raw, a JSON string without escapes, or ""
-// for anything else (which sends the event down the slow path).
-func plainString(raw []byte) string {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' || bytes.IndexByte(raw, '\\') >= 0 {
-		return ""
-	}
-	return string(raw[1 : len(raw)-1])
 }
 
 // queueWebhook is the delivery the projection writes with a status event
