@@ -126,7 +126,8 @@ func quoteToFiat(in QuoteInput) (Quote, error) {
 	fees := amount.Mul(in.OTCFeeRate).RoundCeil(minorPlaces)
 	base := ceilQuo(amount.Add(fees).Shift(satsExp), pDest)
 	q := Quote{BTCPrice: pDest, OTCFees: fees, DestinationAmount: amount}
-	return q, q.convert(in, base)
+	err = q.convert(in, base)
+	return q, err
 }
 
 // quoteOnramp prices fiat funding of a BTC merchant: Amount is sats.
@@ -138,7 +139,8 @@ func quoteOnramp(in QuoteInput) (Quote, error) {
 	amount := decimal.NewFromInt(in.Amount)
 	fees := amount.Mul(in.OTCFeeRate).RoundCeil(0)
 	q := Quote{BTCPrice: pSrc, OTCFees: fees, DestinationAmount: amount}
-	return q, q.convert(in, amount.Add(fees))
+	err = q.convert(in, amount.Add(fees))
+	return q, err
 }
 
 // convert sets q's sats from base (whole sats before the buffer) and, for

@@ -42,6 +42,7 @@ func (q *Reader) TrialBalance(ctx context.Context, tenantID uuid.UUID, asOf time
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.AccountBalance, error) {
 		var b domain.AccountBalance
-		return b, r.Scan(&b.Account, &b.Currency, &b.Debits, &b.Credits)
+		err := r.Scan(&b.Account, &b.Currency, &b.Debits, &b.Credits)
+		return b, err
 	})
 }

@@ -41,7 +41,8 @@ func (q *Reader) User(ctx context.Context, tenantID, userID uuid.UUID) (domain.U
 	}
 	u.MomoAccounts, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.MomoAccount, error) {
 		var a domain.MomoAccount
-		return a, row.Scan(&a.ID, &a.Label, &a.PhoneNumber, &a.MobileNetwork, &a.CountryCode)
+		err := row.Scan(&a.ID, &a.Label, &a.PhoneNumber, &a.MobileNetwork, &a.CountryCode)
+		return a, err
 	})
 	if err != nil {
 		return u, fmt.Errorf("read momo accounts: %w", err)

@@ -86,7 +86,8 @@ func (w *Workers) openInvoices(ctx context.Context, after uuid.UUID) ([]openInvo
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (openInvoice, error) {
 		var o openInvoice
-		return o, r.Scan(&o.payment, &o.tenant, &o.hash)
+		err := r.Scan(&o.payment, &o.tenant, &o.hash)
+		return o, err
 	})
 }
 

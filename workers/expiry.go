@@ -32,7 +32,8 @@ func (w *Workers) expireDue(ctx context.Context) error {
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (openInvoice, error) {
 		var d openInvoice
-		return d, r.Scan(&d.payment, &d.tenant, &d.hash)
+		err := r.Scan(&d.payment, &d.tenant, &d.hash)
+		return d, err
 	})
 	if err != nil {
 		return err

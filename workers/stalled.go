@@ -42,7 +42,8 @@ func (w *Workers) moveStalled(ctx context.Context) error {
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stalled, error) {
 		var s stalled
-		return s, r.Scan(&s.payment, &s.tenant, &s.status)
+		err := r.Scan(&s.payment, &s.tenant, &s.status)
+		return s, err
 	})
 	if err != nil {
 		return err

@@ -79,7 +79,8 @@ func startPrivatePostgres(ctx context.Context, dir string) (*privatePostgres, er
 	if err := p.run(ctx, "initdb", "-D", p.dataDir(), "-U", "postgres", "--auth=trust", "-N", "-E", "UTF8"); err != nil {
 		return nil, err
 	}
-	return p, p.start(ctx)
+	err = p.start(ctx)
+	return p, err
 }
 
 func (p *privatePostgres) dataDir() string { return filepath.Join(p.dir, "data") }
@@ -123,7 +124,8 @@ func startPrivateNATS(dir string) (*privateNATS, error) {
 	n := &privateNATS{URL: fmt.Sprintf("nats://127.0.0.1:%d", port), opts: server.Options{
 		ServerName: "ledgerbench-chaos", Host: "127.0.0.1", Port: port, JetStream: true,
 		StoreDir: dir, SyncAlways: true, NoSigs: true, NoLog: true}}
-	return n, n.start()
+	err = n.start()
+	return n, err
 }
 
 // start runs a new server with the same options (a server cannot be

@@ -141,7 +141,8 @@ func (c *auditChainCheck) walk(ctx context.Context, events pgx.Rows, conn *pgx.C
 		func(h auditChainHead) uuid.UUID { return h.tenant }, func(h auditChainHead) string { return h.tenant.String() },
 		func(row pgx.CollectableRow) (auditChainHead, error) {
 			var h auditChainHead
-			return h, row.Scan(&h.tenant, &h.position, &h.hash)
+			err := row.Scan(&h.tenant, &h.position, &h.hash)
+			return h, err
 		})
 	if err != nil {
 		return err

@@ -107,7 +107,8 @@ type auditTenantRow struct {
 func (r auditTenantRow) streamID() uuid.UUID { return r.id }
 func (r auditTenantRow) rowID() string       { return r.id.String() }
 func scanAuditTenantRow(row pgx.CollectableRow) (r auditTenantRow, err error) {
-	return r, row.Scan(&r.id, &r.owner, &r.name, &r.version, &r.created, &r.updated)
+	err = row.Scan(&r.id, &r.owner, &r.name, &r.version, &r.created, &r.updated)
+	return r, err
 }
 
 type auditAPIKeyRow struct {
@@ -120,7 +121,8 @@ type auditAPIKeyRow struct {
 func (r auditAPIKeyRow) streamID() uuid.UUID { return r.tenant }
 func (r auditAPIKeyRow) rowID() string       { return r.key }
 func scanAuditAPIKeyRow(row pgx.CollectableRow) (r auditAPIKeyRow, err error) {
-	return r, row.Scan(&r.tenant, &r.key, &r.secretHash, &r.created, &r.revoked)
+	err = row.Scan(&r.tenant, &r.key, &r.secretHash, &r.created, &r.revoked)
+	return r, err
 }
 
 type auditUserRow struct {
@@ -137,8 +139,9 @@ type auditUserRow struct {
 func (r auditUserRow) streamID() uuid.UUID { return r.id }
 func (r auditUserRow) rowID() string       { return r.id.String() }
 func scanAuditUserRow(row pgx.CollectableRow) (r auditUserRow, err error) {
-	return r, row.Scan(&r.id, &r.tenant, &r.recordID, &r.email, &r.name, &r.role, &r.status, &r.verified, &r.details,
+	err = row.Scan(&r.id, &r.tenant, &r.recordID, &r.email, &r.name, &r.role, &r.status, &r.verified, &r.details,
 		&r.company, &r.phone, &r.defaultMomo, &r.version, &r.created, &r.updated)
+	return r, err
 }
 
 type auditMomoRow struct {
@@ -150,7 +153,8 @@ type auditMomoRow struct {
 func (r auditMomoRow) streamID() uuid.UUID { return r.user }
 func (r auditMomoRow) rowID() string       { return r.id.String() }
 func scanAuditMomoRow(row pgx.CollectableRow) (r auditMomoRow, err error) {
-	return r, row.Scan(&r.user, &r.id, &r.tenant, &r.label, &r.phone, &r.network, &r.country, &r.addedVersion)
+	err = row.Scan(&r.user, &r.id, &r.tenant, &r.label, &r.phone, &r.network, &r.country, &r.addedVersion)
+	return r, err
 }
 
 type auditKYCRow struct {
@@ -163,7 +167,8 @@ type auditKYCRow struct {
 func (r auditKYCRow) streamID() uuid.UUID { return r.user }
 func (r auditKYCRow) rowID() string       { return r.id.String() }
 func scanAuditKYCRow(row pgx.CollectableRow) (r auditKYCRow, err error) {
-	return r, row.Scan(&r.user, &r.id, &r.tenant, &r.docType, &r.fileName, &r.contentType, &r.size, &r.sha256, &r.created)
+	err = row.Scan(&r.user, &r.id, &r.tenant, &r.docType, &r.fileName, &r.contentType, &r.size, &r.sha256, &r.created)
+	return r, err
 }
 
 type auditMerchantRow struct {
@@ -177,8 +182,9 @@ type auditMerchantRow struct {
 func (r auditMerchantRow) streamID() uuid.UUID { return r.id }
 func (r auditMerchantRow) rowID() string       { return r.id.String() }
 func scanAuditMerchantRow(row pgx.CollectableRow) (r auditMerchantRow, err error) {
-	return r, row.Scan(&r.id, &r.tenant, &r.name, &r.country, &r.currency, &r.payoutMethod, &r.bankName, &r.accountNumber,
+	err = row.Scan(&r.id, &r.tenant, &r.name, &r.country, &r.currency, &r.payoutMethod, &r.bankName, &r.accountNumber,
 		&r.phone, &r.lnurl, &r.version, &r.created, &r.updated)
+	return r, err
 }
 
 type auditPaymentRow struct {
@@ -192,7 +198,8 @@ type auditPaymentRow struct {
 func (r auditPaymentRow) streamID() uuid.UUID { return r.id }
 func (r auditPaymentRow) rowID() string       { return r.id.String() }
 func scanAuditPaymentRow(row pgx.CollectableRow) (r auditPaymentRow, err error) {
-	return r, row.Scan(&r.id, &r.tenant, &r.user, &r.merchant, &r.status, &r.state, &r.version, &r.created, &r.updated)
+	err = row.Scan(&r.id, &r.tenant, &r.user, &r.merchant, &r.status, &r.state, &r.version, &r.created, &r.updated)
+	return r, err
 }
 
 type auditPaymentDocRow struct {
@@ -205,7 +212,8 @@ type auditPaymentDocRow struct {
 func (r auditPaymentDocRow) streamID() uuid.UUID { return r.payment }
 func (r auditPaymentDocRow) rowID() string       { return r.id.String() }
 func scanAuditPaymentDocRow(row pgx.CollectableRow) (r auditPaymentDocRow, err error) {
-	return r, row.Scan(&r.payment, &r.id, &r.tenant, &r.fileName, &r.contentType, &r.size, &r.sha256, &r.created)
+	err = row.Scan(&r.payment, &r.id, &r.tenant, &r.fileName, &r.contentType, &r.size, &r.sha256, &r.created)
+	return r, err
 }
 
 type auditDeadlineRow struct {
@@ -216,7 +224,8 @@ type auditDeadlineRow struct {
 func (r auditDeadlineRow) streamID() uuid.UUID { return r.payment }
 func (r auditDeadlineRow) rowID() string       { return r.payment.String() }
 func scanAuditDeadlineRow(row pgx.CollectableRow) (r auditDeadlineRow, err error) {
-	return r, row.Scan(&r.payment, &r.tenant, &r.expires)
+	err = row.Scan(&r.payment, &r.tenant, &r.expires)
+	return r, err
 }
 
 type auditAttemptRow struct {
@@ -233,5 +242,6 @@ type auditAttemptRow struct {
 func (r auditAttemptRow) streamID() uuid.UUID { return r.payment }
 func (r auditAttemptRow) rowID() string       { return fmt.Sprintf("%s/%d", r.event, r.attempt) }
 func scanAuditAttemptRow(row pgx.CollectableRow) (r auditAttemptRow, err error) {
-	return r, row.Scan(&r.payment, &r.event, &r.attempt, &r.tenant, &r.typ, &r.at, &r.status, &r.duration, &r.err)
+	err = row.Scan(&r.payment, &r.event, &r.attempt, &r.tenant, &r.typ, &r.at, &r.status, &r.duration, &r.err)
+	return r, err
 }

@@ -296,7 +296,8 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	return c, c.validate()
+	err := c.validate()
+	return c, err
 }
 
 func (c *config) validate() error {

@@ -192,7 +192,8 @@ func (s *testServer) streamEvents(t *testing.T, streamID string) []storedEvent {
 	}
 	evs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (storedEvent, error) {
 		var e storedEvent
-		return e, row.Scan(&e.ID, &e.Version, &e.Type, &e.SchemaVersion, &e.Data)
+		err := row.Scan(&e.ID, &e.Version, &e.Type, &e.SchemaVersion, &e.Data)
+		return e, err
 	})
 	if err != nil {
 		t.Fatalf("read events: %v", err)
