@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/eventrow"
 )
 
 // TenantEvents returns up to limit of a tenant's sequenced events after
@@ -22,7 +23,7 @@ func (s *Store) TenantEvents(ctx context.Context, tenantID uuid.UUID, after int6
 	if err != nil {
 		return nil, fmt.Errorf("tenant events: %w", err)
 	}
-	return pgx.CollectRows(rows, scanRecord)
+	return pgx.CollectRows(rows, eventrow.Scan)
 }
 
 // StreamHistory returns a stream's sequenced events in stream order.
@@ -32,7 +33,7 @@ func (s *Store) StreamHistory(ctx context.Context, stream domain.StreamRef) ([]d
 	if err != nil {
 		return nil, fmt.Errorf("stream history: %w", err)
 	}
-	return pgx.CollectRows(rows, scanRecord)
+	return pgx.CollectRows(rows, eventrow.Scan)
 }
 
 // FoldAsOf folds the events of a stream recorded at or before asOf: the
@@ -44,7 +45,7 @@ func FoldAsOf[S any](ctx context.Context, s *Store, stream domain.StreamRef, asO
 	if err != nil {
 		return Snapshot[S]{}, fmt.Errorf("fold as of: %w", err)
 	}
-	recs, err := pgx.CollectRows(rows, scanRecord)
+	recs, err := pgx.CollectRows(rows, eventrow.Scan)
 	if err != nil {
 		return Snapshot[S]{}, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/eventrow"
 	"github.com/ledger/ledger/eventstore/pguuid"
 )
 
@@ -370,7 +371,7 @@ func (r *Relay) send(ctx context.Context, conn *pgx.Conn, rd round) (int, error)
 		if err != nil {
 			return 0, pgxError{fmt.Errorf("read events to publish: %w", err)}
 		}
-		if recs, err = pgx.CollectRows(rows, scanRecord); err != nil {
+		if recs, err = pgx.CollectRows(rows, eventrow.Scan); err != nil {
 			return 0, pgxError{err}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/eventrow"
 )
 
 // Global order: positions are assigned after commit by one sequencer.
@@ -111,7 +112,7 @@ func (s *sequencer) run(ctx context.Context, conn *pgx.Conn, limit int, m *mark)
 	if err == nil {
 		var rows pgx.Rows
 		if rows, err = br.Query(); err == nil {
-			rd.recs, err = pgx.CollectRows(rows, scanRecord)
+			rd.recs, err = pgx.CollectRows(rows, eventrow.Scan)
 		}
 		if err != nil {
 			err = fmt.Errorf("read unsequenced events: %w", err)

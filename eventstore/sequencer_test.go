@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/eventrow"
 )
 
 // TestCatchUpReaderSeesEveryEventOnce runs 20 writers appending to 200
@@ -245,7 +246,7 @@ func readPage(t *testing.T, ctx context.Context, pool *pgxpool.Pool, after int64
 	if err != nil {
 		t.Fatalf("read page after %d: %v", after, err)
 	}
-	recs, err := pgx.CollectRows(rows, scanRecord)
+	recs, err := pgx.CollectRows(rows, eventrow.Scan)
 	if err != nil {
 		t.Fatalf("read page after %d: %v", after, err)
 	}

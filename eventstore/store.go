@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/eventrow"
 )
 
 // ErrVersionConflict means another writer appended to the stream first.
@@ -277,28 +278,9 @@ func (s *Store) Load(ctx context.Context, stream domain.StreamRef) ([]domain.Rec
 	if err != nil {
 		return nil, fmt.Errorf("load %s %s: %w", stream.Type, stream.ID, err)
 	}
-	return pgx.CollectRows(rows, scanRecord)
+	return pgx.CollectRows(rows, eventrow.Scan)
 }
 
-// recordColumns are read by scanRecord, in this order.
-const recordColumns = `id, tenant_id, stream_type, stream_id, stream_version, type, schema_version,
-	data, metadata, recorded_at, coalesce(position, 0), coalesce(hash, ''), coalesce(prevhash, '')`
-
-// scanRecord reads an event row. The data is scanned as the bytes of the
-// jsonb's text: into a json.RawMessage pgx would run json.Unmarshal over
-// it, a validation pass over every event read (the relay's sequencer reads
-// each one) of what Postgres has validated already.
-func scanRecord(row pgx.CollectableRow) (domain.Record, error) {
-	var r domain.Record
-	var meta []byte
-	err := row.Scan(&r.ID, &r.TenantID, &r.StreamType, &r.StreamID, &r.StreamVersion, &r.Type, &r.SchemaVersion,
-		(*[]byte)(&r.Data), &meta, &r.RecordedAt, &r.Position, &r.Hash, &r.PrevHash)
-	if err != nil {
-		return r, fmt.Errorf("scan event: %w", err)
-	}
-	r.RecordedAt = r.RecordedAt.UTC()
-	if r.Meta, err = domain.DecodeMetadata(meta); err != nil {
-		return r, fmt.Errorf("decode metadata of %s: %w", r.ID, err)
-	}
-	return r, nil
-}
+// recordColumns are read by eventrow.Scan, in this order: every reader of
+// the events table reads an event the same way.
+var recordColumns = eventrow.Columns

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/eventrow"
 )
 
 // seqRange is a run of seqs, inclusive.
@@ -294,9 +295,9 @@ func (r *rebuilder) bulkRound(ctx context.Context, cur cursor) (cursor, error) {
 	return next, nil
 }
 
-// recordColumns are read by scan, in this order.
-const recordColumns = `seq, id, tenant_id, stream_type, stream_id, stream_version, type, schema_version,
-	data, metadata, recorded_at, coalesce(position, 0), coalesce(hash, ''), coalesce(prevhash, '')`
+// recordColumns are read by readPage, in this order: the seq, then an
+// event as every reader of the events table reads one (eventrow).
+var recordColumns = `seq, ` + eventrow.Columns
 
 // scan reads, in q's snapshot, the events after cur page by page, the
 // sequenced ones in position order and then the unsequenced ones in seq
@@ -389,18 +390,15 @@ func readPage(ctx context.Context, q pgx.Tx, sql string, args []any) ([]domain.R
 	var (
 		recs []domain.Record
 		seq  int64
-		meta []byte
 	)
 	for rows.Next() {
 		var r domain.Record
-		if err := rows.Scan(&seq, (*[16]byte)(&r.ID), (*[16]byte)(&r.TenantID), &r.StreamType, (*[16]byte)(&r.StreamID),
-			&r.StreamVersion, &r.Type, &r.SchemaVersion, (*[]byte)(&r.Data), &meta, &r.RecordedAt, &r.Position, &r.Hash, &r.PrevHash); err != nil {
+		dest, done := eventrow.Dest(&r)
+		if err := rows.Scan(append([]any{&seq}, dest...)...); err != nil {
 			return nil, 0, fmt.Errorf("rebuild: read events: %w", err)
 		}
-		r.RecordedAt = r.RecordedAt.UTC()
-		var err error
-		if r.Meta, err = domain.DecodeMetadata(meta); err != nil {
-			return nil, 0, fmt.Errorf("rebuild: metadata of event %s: %w", r.ID, err)
+		if err := done(); err != nil {
+			return nil, 0, fmt.Errorf("rebuild: %w", err)
 		}
 		recs = append(recs, r)
 	}

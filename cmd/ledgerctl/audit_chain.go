@@ -11,6 +11,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/eventrow"
 )
 
 // auditChainCheck verifies the global order and the hash chains (contract §9):
@@ -168,7 +169,7 @@ func (c *auditChainCheck) walk(ctx context.Context, events pgx.Rows, conn *pgx.C
 		return nil
 	}
 	for events.Next() {
-		r, err := scanAuditEvent(events)
+		r, err := eventrow.Scan(events)
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/eventrow"
 	"github.com/ledger/ledger/eventstore/pguuid"
 )
 
@@ -177,33 +177,7 @@ func (t *auditTable[T]) rest(ctx context.Context) error {
 	}
 }
 
-// auditEventColumns are the columns of an event as the event store reads them
-// (eventstore.recordColumns), so that the hash is recomputed over exactly
-// the envelope the sequencer hashed.
-const auditEventColumns = `e.id, e.tenant_id, e.stream_type, e.stream_id, e.stream_version, e.type, e.schema_version,
-	e.data, e.metadata, e.recorded_at, coalesce(e.position, 0), coalesce(e.hash, ''), coalesce(e.prevhash, '')`
-
-// auditEventScan returns the scan targets of auditEventColumns into r, and a func
-// that completes r once scanned.
-func auditEventScan(r *domain.Record) ([]any, func() error) {
-	var meta []byte
-	dest := []any{&r.ID, &r.TenantID, &r.StreamType, &r.StreamID, &r.StreamVersion, &r.Type, &r.SchemaVersion,
-		(*[]byte)(&r.Data), &meta, &r.RecordedAt, &r.Position, &r.Hash, &r.PrevHash}
-	return dest, func() error {
-		r.RecordedAt = r.RecordedAt.UTC()
-		var err error
-		if r.Meta, err = domain.DecodeMetadata(meta); err != nil {
-			return fmt.Errorf("decode metadata of %s: %w", r.ID, err)
-		}
-		return nil
-	}
-}
-
-func scanAuditEvent(row pgx.CollectableRow) (domain.Record, error) {
-	var r domain.Record
-	dest, done := auditEventScan(&r)
-	if err := row.Scan(dest...); err != nil {
-		return r, fmt.Errorf("scan event: %w", err)
-	}
-	return r, done()
-}
+// auditEventColumns are the columns of an event as the event store reads
+// them (eventrow), so that the hash is recomputed over exactly the envelope
+// the sequencer hashed.
+var auditEventColumns = eventrow.ColumnsOf("e")

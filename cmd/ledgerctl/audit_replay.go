@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/eventrow"
 )
 
 // auditReplayCheck folds every stream through the domain, one stream at a time
@@ -58,7 +59,7 @@ type auditPostingRow struct {
 
 // auditEventsQuery reads every event in stream order with its
 // ledger_postings rows as arrays (one index probe per event, in Postgres).
-const auditEventsQuery = `SELECT ` + auditEventColumns + `, p.lines, p.tenants, p.recorded, p.accounts, p.currencies,
+var auditEventsQuery = `SELECT ` + auditEventColumns + `, p.lines, p.tenants, p.recorded, p.accounts, p.currencies,
 		p.sides, p.amounts
 	FROM events e LEFT JOIN LATERAL (
 		SELECT array_agg(line ORDER BY line) AS lines, array_agg(tenant_id ORDER BY line) AS tenants,
@@ -76,7 +77,7 @@ func scanAuditEventPostings(row pgx.CollectableRow) (auditEvent, error) {
 		recorded                             []time.Time
 		accounts, currencies, sides, amounts []string
 	)
-	dest, done := auditEventScan(&ev.rec)
+	dest, done := eventrow.Dest(&ev.rec)
 	err := row.Scan(append(dest, &lines, &tenants, &recorded, &accounts, &currencies, &sides, &amounts)...)
 	if err != nil {
 		return ev, fmt.Errorf("scan event: %w", err)

@@ -14,10 +14,10 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/eventrow"
 )
 
 const exportHelp = `usage: ledgerctl events export [flags]
@@ -164,9 +164,9 @@ func (x exporter) batch(ctx context.Context, enc *json.Encoder, query string, ar
 	defer rows.Close()
 	got := 0
 	for rows.Next() {
-		rec, err := scanExportRecord(rows)
+		rec, err := eventrow.Scan(rows)
 		if err != nil {
-			return got, last, err
+			return got, last, fmt.Errorf("events export: %w", err)
 		}
 		env := domain.Envelope(rec)
 		if public {
@@ -186,25 +186,8 @@ func (x exporter) batch(ctx context.Context, enc *json.Encoder, query string, ar
 }
 
 // exportColumns are the columns of an event as the event store reads them
-// (eventstore's recordColumns), so that the envelope is exactly the one the
-// sequencer hashed.
-const exportColumns = `id, tenant_id, stream_type, stream_id, stream_version, type, schema_version,
-	data, metadata, recorded_at, position, hash, prevhash`
-
-func scanExportRecord(rows pgx.Rows) (domain.Record, error) {
-	var r domain.Record
-	var meta []byte
-	err := rows.Scan(&r.ID, &r.TenantID, &r.StreamType, &r.StreamID, &r.StreamVersion, &r.Type, &r.SchemaVersion,
-		(*[]byte)(&r.Data), &meta, &r.RecordedAt, &r.Position, &r.Hash, &r.PrevHash)
-	if err != nil {
-		return r, fmt.Errorf("events export: scan event: %w", err)
-	}
-	r.RecordedAt = r.RecordedAt.UTC()
-	if r.Meta, err = domain.DecodeMetadata(meta); err != nil {
-		return r, fmt.Errorf("events export: metadata of event %s: %w", r.ID, err)
-	}
-	return r, nil
-}
+// (eventrow), so that the envelope is exactly the one the sequencer hashed.
+var exportColumns = eventrow.Columns
 
 // query is the statement of one batch: $1 is the last position written, $2
 // the batch size, the filter's values follow. Only sequenced events (position
