@@ -31,7 +31,7 @@ const appendEventsAtHead = `INSERT INTO events (id, tenant_id, stream_type, stre
 	SELECT r.id, $1, $2, $3, h.version + r.n::integer, r.type, r.schema_version, r.data, r.metadata, $4
 	FROM (SELECT (SELECT stream_version FROM events WHERE stream_id = $3 AND tenant_id = $1
 			ORDER BY stream_version DESC LIMIT 1) AS version) AS h,
-		unnest($5::uuid[], $6::text[], $7::int[], $8::jsonb[], $9::jsonb[]) WITH ORDINALITY
+		unnest($5::uuid[], $6::text[], $7::int[], $8::json[], $9::json[]) WITH ORDINALITY
 			AS r(id, type, schema_version, data, metadata, n)`
 
 // AppendAtHead appends events after whatever stream holds when the append

@@ -216,7 +216,7 @@ const appendEvents = `INSERT INTO events (id, tenant_id, stream_type, stream_id,
 		CASE WHEN $4::integer = 0 OR EXISTS (SELECT 1 FROM events WHERE stream_id = $3 AND stream_version = $4::integer)
 			THEN r.version ELSE 0 END,
 		r.type, r.schema_version, r.data, r.metadata, $5
-	FROM unnest($6::uuid[], $7::int[], $8::text[], $9::int[], $10::jsonb[], $11::jsonb[])
+	FROM unnest($6::uuid[], $7::int[], $8::text[], $9::int[], $10::json[], $11::json[])
 		AS r(id, version, type, schema_version, data, metadata)`
 
 // queueBatch queues the event insert (appendEvents) of one batch.

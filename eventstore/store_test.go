@@ -2,8 +2,11 @@ package eventstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -560,4 +563,60 @@ func TestAppendAtHeadNeedsTheStream(t *testing.T) {
 func webhookAttempt(writer, try int) domain.PaymentWebhookAttempted {
 	return domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: uuid.New(), Type: "payment.success",
 		Attempt: try + 1, StatusCode: 200 + writer, Delivered: true, Now: time.Now()}, domain.WebhookRetrySchedule)
+}
+
+// TestAppendStoresTheDomainsText checks that an event's data and metadata
+// are stored as the text the domain wrote (migration 0010), and that an
+// older process's append, whose statement passes jsonb, still stores
+// through the assignment cast.
+func TestAppendStoresTheDomainsText(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 30*time.Second)
+	pool := mustMigrated(t, 2)
+	store := New(pool, projections.Projector{}, nil)
+	s, batches := newTenant(t)
+	recs, err := store.Append(ctx, domain.Metadata{Actor: "operator", RequestID: "req-text"}, batches...)
+	if err != nil {
+		t.Fatalf("append: %v", err)
+	}
+	stored := func(id uuid.UUID) (data, meta string) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT data::text, metadata::text FROM events WHERE id = $1`, id).Scan(&data, &meta); err != nil {
+			t.Fatalf("read event %s: %v", id, err)
+		}
+		return data, meta
+	}
+	for _, r := range recs {
+		data, meta := stored(r.ID)
+		wantMeta, _ := json.Marshal(r.Meta)
+		if data != string(r.Data) || meta != string(wantMeta) {
+			t.Errorf("%s: stored data %s metadata %s, want %s and %s", r.Type, data, meta, r.Data, wantMeta)
+		}
+	}
+
+	older := strings.Replace(appendEvents, "::json[]", "::jsonb[]", 2)
+	if older == appendEvents {
+		t.Fatal("appendEvents no longer passes json arrays: update this test")
+	}
+	rec, err := domain.NewRecord(s.Tenant, 3, newKey(), domain.Metadata{Actor: "older"}, uuid.Must(uuid.NewV7()), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c eventColumns
+	if err := c.add(rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, older, s.Tenant.TenantID, s.Tenant.Type, s.Tenant.ID, 2, rec.RecordedAt,
+		c.ids, c.versions, c.types, c.schemas, c.datas, c.metas); err != nil {
+		t.Fatalf("append through jsonb: %v", err)
+	}
+	data, _ := stored(rec.ID)
+	var got, want any
+	if err := json.Unmarshal([]byte(data), &got); err != nil {
+		t.Fatalf("stored data %s: %v", data, err)
+	}
+	json.Unmarshal(rec.Data, &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("appended through jsonb: stored %s, want %s", data, rec.Data)
+	}
 }

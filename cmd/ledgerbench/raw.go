@@ -12,11 +12,12 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// createRawTable is the baseline's table: one bigserial key and one jsonb
-// column, no other index, constraint or trigger. A single-row INSERT into it
-// at a given concurrency is the most this machine's Postgres can commit, so
-// append/raw says how much of that the event store's write path keeps.
-const createRawTable = `CREATE TABLE raw_inserts (id bigserial primary key, data jsonb not null)`
+// createRawTable is the baseline's table: one bigserial key and one json
+// column (the type of the events' data, migration 0010), no other index,
+// constraint or trigger. A single-row INSERT into it at a given concurrency
+// is the most this machine's Postgres can commit, so append/raw says how
+// much of that the event store's write path keeps.
+const createRawTable = `CREATE TABLE raw_inserts (id bigserial primary key, data json not null)`
 
 const insertRaw = `INSERT INTO raw_inserts (data) VALUES ($1)`
 

@@ -451,7 +451,7 @@ func TestAuditVerify(t *testing.T) {
 	}{
 		{"one byte of an event's data", func(t *testing.T, db string) []auditWant {
 			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'merchant.created'`, l.merchant)
-			auditExec(t, db, `UPDATE events SET data = replace(data::text, 'Shop Alpha', 'Shop Alphb')::jsonb WHERE id = $1`, ev)
+			auditExec(t, db, `UPDATE events SET data = replace(data::text, 'Shop Alpha', 'Shop Alphb')::json WHERE id = $1`, ev)
 			return []auditWant{{"chain", "event " + ev.String(), "hash"},
 				{"replay", "merchants " + l.merchant.String(), "name"}}
 		}},
@@ -491,7 +491,7 @@ func TestAuditVerify(t *testing.T) {
 		}},
 		{"an event's postings unbalanced", func(t *testing.T, db string) []auditWant {
 			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.success'`, l.paid)
-			auditExec(t, db, `UPDATE events SET data = jsonb_set(data, '{postings,0,amount}', '"1"') WHERE id = $1`, ev)
+			auditExec(t, db, `UPDATE events SET data = jsonb_set(data::jsonb, '{postings,0,amount}', '"1"')::json WHERE id = $1`, ev)
 			return []auditWant{{"chain", "event " + ev.String(), "hash"}, {"postings", "event " + ev.String(), ""},
 				{"postings", "ledger_postings " + ev.String() + "/1", "amount"}}
 		}},

@@ -39,8 +39,9 @@ func ColumnsOf(alias string) string {
 
 // Dest returns the scan targets of Columns into r, and the func that
 // completes r once the row is scanned. The data is scanned as the bytes of
-// the jsonb's text: into a json.RawMessage pgx would run json.Unmarshal
-// over it, a validation pass of what Postgres has validated already.
+// the json column's text: into a json.RawMessage pgx would run
+// json.Unmarshal over it, a validation pass of what Postgres has validated
+// already.
 func Dest(r *domain.Record) (dest []any, done func() error) {
 	var meta []byte
 	dest = []any{(*[16]byte)(&r.ID), (*[16]byte)(&r.TenantID), &r.StreamType, (*[16]byte)(&r.StreamID), &r.StreamVersion,
