@@ -305,7 +305,7 @@ func (f *folder) apply(s *streamFold, r *domain.Record) error {
 		return err
 	}
 	for i, p := range domain.PostingsOf(e) { // postings.go
-		amount := pgtypeNumeric(p.Amount.String())
+		amount := numericOf(p.Amount)
 		s.insert("ledger_postings", r.ID, i+1, r.TenantID, r.RecordedAt, p.Account, p.Currency, p.Side, amount)
 	}
 	return nil

@@ -3,12 +3,14 @@ package projections
 import (
 	"encoding/json"
 	"errors"
+	"math/big"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
 )
@@ -329,11 +331,25 @@ type attemptKey struct {
 	attempt int
 }
 
-// pgtypeNumeric is a decimal's text as a numeric, as the projector's
-// parameter arrives (decimal.Decimal is sent as its String()).
-func pgtypeNumeric(s string) pgtype.Numeric {
+// numericOf is d as the numeric the projector's parameter becomes: it is
+// sent as d.String() and pgx parses that into a coefficient without
+// trailing zeros (1.50 is sent as "1.5", 15 × 10^-1, stored with scale 1;
+// 150 as 15 × 10^1, scale 0). Amounts of up to 18 digits, all of them in
+// practice, take no detour through text and big.Int arithmetic.
+func numericOf(d decimal.Decimal) pgtype.Numeric {
+	if d.NumDigits() <= 18 {
+		c, exp := d.CoefficientInt64(), d.Exponent()
+		if c == 0 {
+			return pgtype.Numeric{Int: new(big.Int), Valid: true}
+		}
+		for c%10 == 0 {
+			c /= 10
+			exp++
+		}
+		return pgtype.Numeric{Int: big.NewInt(c), Exp: exp, Valid: true}
+	}
 	var n pgtype.Numeric
-	if err := n.Scan(s); err != nil {
+	if err := n.Scan(d.String()); err != nil {
 		return pgtype.Numeric{} // NULL: the NOT NULL column refuses it loudly
 	}
 	return n
