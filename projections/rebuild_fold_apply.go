@@ -314,7 +314,7 @@ func (s *streamFold) mergePayment(r *domain.Record, e domain.Event) error {
 		if strings.TrimSpace(string(logs[1:len(logs)-1])) != "" {
 			raw = append(raw, ',')
 		}
-		raw = append(raw, jsonOf(line)...)
+		raw = append(raw, memberJSON(line)...)
 		logs = append(raw, ']')
 	}
 	p.state.set("statusLogs", logs)

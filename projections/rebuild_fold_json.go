@@ -121,8 +121,9 @@ func (o *jsonObject) merge(changes map[string]any) {
 }
 
 // memberJSON is v in JSON, written directly for the types of
-// domain.PaymentChanges' values (encoding/json's reflection was a
-// twentieth of a rebuild's Go time), the same value as jsonOf(v) gives.
+// domain.PaymentChanges' values and status-log lines (encoding/json's
+// reflection was a twentieth of a rebuild's Go time, and the lines alone
+// another twentieth), the same value as jsonOf(v) gives.
 func memberJSON(v any) json.RawMessage {
 	switch v := v.(type) {
 	case string:
@@ -140,6 +141,13 @@ func memberJSON(v any) json.RawMessage {
 	case time.Time:
 		if b, err := v.MarshalJSON(); err == nil {
 			return b
+		}
+	case *domain.StatusLogEntry: // the line a status event adds to statusLogs
+		if at, err := v.At.MarshalJSON(); err == nil {
+			b := make([]byte, 0, len(v.Status)+len(v.Message)+len(at)+36)
+			b = appendJSONString(append(b, `{"status":`...), v.Status)
+			b = appendJSONString(append(b, `,"message":`...), v.Message)
+			return append(append(append(b, `,"at":`...), at...), '}')
 		}
 	}
 	return json.RawMessage(jsonOf(v))
