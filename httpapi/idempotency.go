@@ -20,12 +20,16 @@ const maxIdempotencyKey = 255
 func (s *Server) idempotent(next http.Handler) http.Handler {
 	return s.route(func(w http.ResponseWriter, r *http.Request) error {
 		key := r.Header.Get("Idempotency-Key")
-		if r.Method != http.MethodPost || key == "" {
+		if r.Method != http.MethodPost || len(r.Header.Values("Idempotency-Key")) == 0 {
 			next.ServeHTTP(w, r)
 			return nil
 		}
-		if len(key) > maxIdempotencyKey || !printableASCII(key) {
-			return domain.Invalidf("Idempotency-Key", "must be at most %d printable ASCII characters", maxIdempotencyKey)
+		// An empty key is refused, not taken for no key: the client meant
+		// to make the request safe to retry (a script whose key generator
+		// failed sends one), and running it unprotected would let that
+		// retry create a second payment.
+		if key == "" || len(key) > maxIdempotencyKey || !printableASCII(key) {
+			return domain.Invalidf("Idempotency-Key", "must be 1 to %d printable ASCII characters", maxIdempotencyKey)
 		}
 		c, _ := callerFrom(r.Context())
 		scope := c.TenantID.String()

@@ -95,7 +95,7 @@ func TestIdempotencyKey(t *testing.T) {
 		if r := s.post(t, "/users/token", tokA, bodyA, "Idempotency-Key", strings.Repeat("k", 255)); r.Status != http.StatusOK {
 			t.Errorf("255 characters: got %d %s, want 200", r.Status, r.Body)
 		}
-		for name, key := range map[string]string{"256 characters": strings.Repeat("k", 256), "not ASCII": "k\xffey", "non-ASCII UTF-8": "clé"} {
+		for name, key := range map[string]string{"256 characters": strings.Repeat("k", 256), "not ASCII": "k\xffey", "non-ASCII UTF-8": "clé", "empty": "", "spaces only": "   "} {
 			p := mustProblem(t, s.post(t, "/users/token", tokA, bodyA, "Idempotency-Key", key), http.StatusBadRequest, "validation_failed")
 			if t.Failed() {
 				t.Fatalf("key %s", name)
