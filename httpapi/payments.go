@@ -116,6 +116,11 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// Checked as given (ValidatePaymentRequest), stored sealed: the event
+	// and the read model keep a form only the webhook sender opens.
+	if plan.Order.WebhookSecret, err = s.sealSecret(ctx, plan.Order.WebhookSecret); err != nil {
+		return err
+	}
 	prices, err := s.rails.BTCPrices(ctx)
 	if err != nil {
 		s.logger(r).Error("btc prices", "err", err)

@@ -77,6 +77,7 @@ type Server struct {
 	rails       Rails
 	sandbox     SandboxPayouts
 	checkHook   func(string) error
+	sealSecret  func(context.Context, string) (string, error)
 	ledger      Ledger
 	events      Events
 	documents   Documents
@@ -107,10 +108,14 @@ type Deps struct {
 	// CheckWebhookURL refuses a webhookUrl that is not https or resolves to
 	// a private address (contract §8); nil accepts what the domain accepts.
 	CheckWebhookURL func(url string) error
-	Ledger          Ledger
-	Events          Events
-	Documents       Documents
-	Ready           func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
+	// SealSecret seals a secret the service must use again later (a
+	// payment's webhookSecret) before an event stores it, so that no read
+	// API shows it (eventstore.Sealer); nil stores it as given.
+	SealSecret func(ctx context.Context, secret string) (string, error)
+	Ledger     Ledger
+	Events     Events
+	Documents  Documents
+	Ready      func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
 	// Unavailable says an error means the database could not be reached or
 	// went away: such errors are 503 with Retry-After, not 500.
 	Unavailable func(error) bool
@@ -125,6 +130,9 @@ func New(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
 		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now,
 		apiKeyLimits: newLimiters(cfg.APIKeyRate), tokenIPLimits: newLimiters(cfg.TokenIPRate)}
+	if s.sealSecret = d.SealSecret; s.sealSecret == nil {
+		s.sealSecret = func(_ context.Context, secret string) (string, error) { return secret, nil }
+	}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
 	s.handler = s.paceBodies(s.router)

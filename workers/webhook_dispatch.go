@@ -181,8 +181,15 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 		w.log.Error("webhooks: render payment", "event", d.eventID, "err", err)
 		return false
 	}
+	// The secret is stored sealed (eventstore.Sealer). One that cannot be
+	// opened now (the database is away) is tried again when the lease ends.
+	secret, err := w.cfg.OpenSecret(ctx, p.WebhookSecret)
+	if err != nil {
+		w.log.Error("webhooks: open the webhook secret", "event", d.eventID, "err", err)
+		return false
+	}
 	body, _ := json.Marshal(webhookBody{ID: d.eventID.String(), Type: d.typ, CreatedAt: d.occurredAt.UTC().Format(domain.TimeFormat), Data: data})
-	a := w.webhooks.Deliver(ctx, p.WebhookURL, p.WebhookSecret, d.eventID.String(), body, w.now())
+	a := w.webhooks.Deliver(ctx, p.WebhookURL, secret, d.eventID.String(), body, w.now())
 	w.metrics.webhooks.WithLabelValues(map[bool]string{true: "delivered", false: "failed"}[a.Delivered]).Inc()
 	// A 2xx whose record is lost is sent again, so the record must not
 	// fail needlessly: it is appended at the payment's head, where the

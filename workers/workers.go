@@ -49,6 +49,9 @@ type Config struct {
 	WebhookPrivate  bool            // allow loopback and private webhook targets (sandbox)
 	// RenderPayment writes the Payment as the API returns it: a webhook's data.
 	RenderPayment func(domain.PaymentSnapshot) ([]byte, error)
+	// OpenSecret returns a stored webhookSecret as the partner gave it
+	// (eventstore.Sealer.Open); nil takes it as stored.
+	OpenSecret func(ctx context.Context, stored string) (string, error)
 	// Invoices is the Lightning node that made the deposit invoices; nil
 	// (sandbox) watches none: deposits arrive through the sandbox API.
 	Invoices    Invoices
@@ -118,6 +121,9 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	}
 	if cfg.StalledPoll <= 0 {
 		cfg.StalledPoll = 30 * time.Second
+	}
+	if cfg.OpenSecret == nil {
+		cfg.OpenSecret = func(_ context.Context, stored string) (string, error) { return stored, nil }
 	}
 	if cfg.Unavailable == nil {
 		cfg.Unavailable = func(error) bool { return false }

@@ -106,6 +106,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	reader := projections.NewReader(a.pool)
 	uses := eventstore.NewAPIKeyUses(a.pool)
 	keys := eventstore.NewKeys(a.pool)
+	sealer := eventstore.NewSealer(a.pool) // webhookSecrets: sealed by the API, opened by the webhook sender
 	rails, err := newRails(cfg)
 	if err != nil {
 		return nil, err
@@ -127,8 +128,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
 		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, StalledAfter: cfg.StalledAfter, WebhookSchedule: cfg.WebhookRetry,
-		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON, Unavailable: eventstore.Unavailable,
-		Invoices: rails.invoices(), InvoicePoll: cfg.LNDInvoicePoll},
+		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON, OpenSecret: sealer.Open,
+		Unavailable: eventstore.Unavailable, Invoices: rails.invoices(), InvoicePoll: cfg.LNDInvoicePoll},
 		a.pool, js, pays, rails, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
@@ -137,7 +138,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, APIKeyUses: uses}, Keys: keys, Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
-			CheckWebhookURL: checkHook, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready,
+			CheckWebhookURL: checkHook, SealSecret: sealer.Seal, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready,
 			Unavailable: eventstore.Unavailable, Registry: reg})
 	a.dash = a.newDashboard(reader, pays, uses, httpapi.NewPresigner(keys, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.dash)

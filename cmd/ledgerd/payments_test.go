@@ -199,10 +199,17 @@ func TestCreatePaymentLightning(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, secret := range []string{"whsec_c2VjcmV0", "1234567890", "refundConfig"} {
-				if !strings.Contains(string(evs[0].Data), secret) || strings.Contains(string(public), secret) {
-					t.Errorf("%s must be stored and left out of the published event", secret)
+			for _, personal := range []string{"1234567890", "refundConfig"} {
+				if !strings.Contains(string(evs[0].Data), personal) || strings.Contains(string(public), personal) {
+					t.Errorf("%s must be stored and left out of the published event", personal)
 				}
+			}
+			// The webhook secret is stored sealed (TestWebhookSecretIsStoredSealed), and not published at all.
+			if stored := string(evs[0].Data); strings.Contains(stored, "whsec_c2VjcmV0") || !strings.Contains(stored, `"webhookSecret":"sealed:v1:`) {
+				t.Errorf("stored payment.created: want webhookSecret sealed, got %s", stored)
+			}
+			if strings.Contains(string(public), "webhookSecret") {
+				t.Errorf("published payment.created: want no webhookSecret, got %s", public)
 			}
 		})
 	}

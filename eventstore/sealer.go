@@ -1,0 +1,174 @@
+package eventstore
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Sealing: a secret a partner gives the service, which the service must
+// use again later (a payment's webhookSecret signs its webhooks), is
+// stored sealed: encrypted with AES-256-GCM under a key in sealing_keys.
+// The events keep the sealed text, so their hashes cover it, GET /events,
+// the dashboard and `ledgerctl events export` show it, and an auditor can
+// still recompute every hash; only the process that sends the webhook
+// opens it. A sealed value reads
+//
+//	sealed:v1:<kid>:<base64url, unpadded: 12-byte nonce, then ciphertext and tag>
+//
+// Events stored before sealing hold the secret as given; Open returns any
+// value without the prefix as it is.
+const sealedPrefix = "sealed:v1:"
+
+// sealedAAD binds a sealed value to its use: it opens as nothing else.
+var sealedAAD = []byte("ledger sealed secret")
+
+// firstSealingKID is the first key's id. Every process that finds no key
+// inserts one under this id, and the losers of that race read the winner's.
+const firstSealingKID = "k1"
+
+// ErrSealed means a sealed value cannot be opened: malformed, altered, or
+// sealed with a key this database does not have.
+var ErrSealed = errors.New("eventstore: sealed value cannot be opened")
+
+// Sealer seals and opens secrets with the shared keys. Keys never change
+// once stored, so each is read once per process; a process seals with the
+// key that was newest when it first sealed (there is one: no command adds
+// another yet).
+type Sealer struct {
+	pool *pgxpool.Pool
+
+	mu      sync.Mutex
+	byKID   map[string]cipher.AEAD
+	current string // the kid Seal uses; "" until the first Seal
+}
+
+// NewSealer returns a Sealer over pool.
+func NewSealer(pool *pgxpool.Pool) *Sealer {
+	return &Sealer{pool: pool, byKID: map[string]cipher.AEAD{}}
+}
+
+// Seal returns secret sealed with the newest key, creating the first key
+// if there is none. The empty secret (none given) stays empty.
+func (s *Sealer) Seal(ctx context.Context, secret string) (string, error) {
+	if secret == "" {
+		return "", nil
+	}
+	kid, aead, err := s.currentKey(ctx)
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(secret)+aead.Overhead())
+	rand.Read(nonce)
+	sealed := aead.Seal(nonce, nonce, []byte(secret), sealedAAD)
+	return sealedPrefix + kid + ":" + base64.RawURLEncoding.EncodeToString(sealed), nil
+}
+
+// Open returns the secret in stored: opened when it is sealed, as it is
+// otherwise (a value stored before sealing, or none).
+func (s *Sealer) Open(ctx context.Context, stored string) (string, error) {
+	kid, sealed, ok := parseSealed(stored)
+	if !ok {
+		if strings.HasPrefix(stored, sealedPrefix) {
+			return "", ErrSealed
+		}
+		return stored, nil
+	}
+	aead, err := s.key(ctx, kid)
+	if err != nil {
+		return "", err
+	}
+	if len(sealed) < aead.NonceSize() {
+		return "", ErrSealed
+	}
+	secret, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], sealedAAD)
+	if err != nil {
+		return "", ErrSealed
+	}
+	return string(secret), nil
+}
+
+// parseSealed splits a sealed value into its key id and sealed bytes; false
+// for anything that is not one.
+func parseSealed(v string) (kid string, sealed []byte, ok bool) {
+	rest, ok := strings.CutPrefix(v, sealedPrefix)
+	if !ok {
+		return "", nil, false
+	}
+	kid, text, ok := strings.Cut(rest, ":")
+	if !ok || kid == "" {
+		return "", nil, false
+	}
+	sealed, err := base64.RawURLEncoding.DecodeString(text)
+	if err != nil {
+		return "", nil, false
+	}
+	return kid, sealed, true
+}
+
+// currentKey returns the key Seal uses: the newest stored, or a first one
+// stored now.
+func (s *Sealer) currentKey(ctx context.Context) (string, cipher.AEAD, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current != "" {
+		return s.current, s.byKID[s.current], nil
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	if _, err := s.pool.Exec(ctx, `INSERT INTO sealing_keys (kid, key) VALUES ($1, $2) ON CONFLICT (kid) DO NOTHING`,
+		firstSealingKID, key); err != nil {
+		return "", nil, fmt.Errorf("store sealing key: %w", err)
+	}
+	var kid string
+	if err := s.pool.QueryRow(ctx, `SELECT kid, key FROM sealing_keys ORDER BY created_at DESC, kid DESC LIMIT 1`).
+		Scan(&kid, &key); err != nil {
+		return "", nil, fmt.Errorf("load sealing key: %w", err)
+	}
+	aead, err := newAEAD(key)
+	if err != nil {
+		return "", nil, err
+	}
+	s.byKID[kid], s.current = aead, kid
+	return kid, aead, nil
+}
+
+// key returns the key kid.
+func (s *Sealer) key(ctx context.Context, kid string) (cipher.AEAD, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if aead, ok := s.byKID[kid]; ok {
+		return aead, nil
+	}
+	var key []byte
+	err := s.pool.QueryRow(ctx, `SELECT key FROM sealing_keys WHERE kid = $1`, kid).Scan(&key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w: no sealing key %q", ErrSealed, kid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load sealing key: %w", err)
+	}
+	aead, err := newAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	s.byKID[kid] = aead
+	return aead, nil
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("sealing key: %w", err)
+	}
+	return cipher.NewGCM(block)
+}
