@@ -34,6 +34,13 @@ const appendEventsAtHead = `INSERT INTO events (id, tenant_id, stream_type, stre
 		unnest($5::uuid[], $6::text[], $7::int[], $8::json[], $9::json[]) WITH ORDINALITY
 			AS r(id, type, schema_version, data, metadata, n)`
 
+// appendEventAtHead is appendEventsAtHead for one event, with scalar
+// parameters (appendEvent says why).
+const appendEventAtHead = `INSERT INTO events (id, tenant_id, stream_type, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+	VALUES ($5, $1, $2, $3,
+		(SELECT stream_version FROM events WHERE stream_id = $3 AND tenant_id = $1 ORDER BY stream_version DESC LIMIT 1) + 1,
+		$6, $7, $8::json, $9::json, $4)`
+
 // AppendAtHead appends events after whatever stream holds when the append
 // runs, with their read-model updates, in one round trip and without reading
 // the stream first: for facts that are true whatever the stream's state (a
@@ -71,7 +78,11 @@ func (s *Store) AppendAtHead(ctx context.Context, meta domain.Metadata, stream d
 		// A batch is built afresh for each try: a sent one keeps the
 		// statement descriptions of the connection it ran on.
 		b := &pgx.Batch{}
-		b.Queue(appendEventsAtHead, stream.TenantID, stream.Type, stream.ID, recs[0].RecordedAt, c.ids, c.types, c.schemas, c.datas, c.metas)
+		if len(recs) == 1 {
+			b.Queue(appendEventAtHead, stream.TenantID, stream.Type, stream.ID, recs[0].RecordedAt, c.ids[0], c.types[0], c.schemas[0], c.datas[0], c.metas[0])
+		} else {
+			b.Queue(appendEventsAtHead, stream.TenantID, stream.Type, stream.ID, recs[0].RecordedAt, c.ids, c.types, c.schemas, c.datas, c.metas)
+		}
 		if err := s.projector.Project(b, recs); err != nil {
 			return err
 		}

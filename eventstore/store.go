@@ -219,6 +219,15 @@ const appendEvents = `INSERT INTO events (id, tenant_id, stream_type, stream_id,
 	FROM unnest($6::uuid[], $7::int[], $8::text[], $9::int[], $10::json[], $11::json[])
 		AS r(id, version, type, schema_version, data, metadata)`
 
+// appendEvent is appendEvents for a batch of one event, with scalar
+// parameters: most appends are one event, and without the arrays and
+// unnest each costs Postgres less to bind, plan and run.
+const appendEvent = `INSERT INTO events (id, tenant_id, stream_type, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+	VALUES ($6, $1, $2, $3,
+		CASE WHEN $4::integer = 0 OR EXISTS (SELECT 1 FROM events WHERE stream_id = $3 AND stream_version = $4::integer)
+			THEN $7::integer ELSE 0 END,
+		$8, $9, $10::json, $11::json, $5)`
+
 // queueBatch queues the event insert (appendEvents) of one batch.
 func queueBatch(q *pgx.Batch, b Batch, all []domain.Record) error {
 	var c eventColumns
@@ -231,6 +240,11 @@ func queueBatch(q *pgx.Batch, b Batch, all []domain.Record) error {
 			return err
 		}
 		recordedAt = r.RecordedAt
+	}
+	if len(c.ids) == 1 {
+		q.Queue(appendEvent, b.Stream.TenantID, b.Stream.Type, b.Stream.ID, b.Expected, recordedAt,
+			c.ids[0], c.versions[0], c.types[0], c.schemas[0], c.datas[0], c.metas[0])
+		return nil
 	}
 	q.Queue(appendEvents, b.Stream.TenantID, b.Stream.Type, b.Stream.ID, b.Expected, recordedAt,
 		c.ids, c.versions, c.types, c.schemas, c.datas, c.metas)

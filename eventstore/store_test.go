@@ -174,13 +174,16 @@ func TestAppendStaleVersion(t *testing.T) {
 	if _, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: 2, Events: []domain.Event{newKey()}}); err != nil {
 		t.Fatalf("append at 2: %v", err)
 	}
-	for _, expected := range []int{0, 1, 2, 4, 10} {
-		recs, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: expected, Events: []domain.Event{newKey(), newKey()}})
-		if !errors.Is(err, ErrVersionConflict) {
-			t.Errorf("append at %d to a stream at 3: got %v, want %v", expected, err, ErrVersionConflict)
-		}
-		if recs != nil {
-			t.Errorf("append at %d: got %d records, want none", expected, len(recs))
+	// One event and several go through different statements (appendEvent, appendEvents).
+	for _, events := range [][]domain.Event{{newKey()}, {newKey(), newKey()}} {
+		for _, expected := range []int{0, 1, 2, 4, 10} {
+			recs, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: expected, Events: events})
+			if !errors.Is(err, ErrVersionConflict) {
+				t.Errorf("append of %d at %d to a stream at 3: got %v, want %v", len(events), expected, err, ErrVersionConflict)
+			}
+			if recs != nil {
+				t.Errorf("append of %d at %d: got %d records, want none", len(events), expected, len(recs))
+			}
 		}
 	}
 	checkContiguous(t, ctx, store, s.Tenant, 3)
@@ -549,14 +552,24 @@ func TestAppendAtHeadNeedsTheStream(t *testing.T) {
 		"no such stream":   {TenantID: s.Tenant.TenantID, Type: "payment", ID: uuid.New()},
 		"another tenant's": {TenantID: uuid.New(), Type: "tenant", ID: s.Tenant.ID},
 	} {
-		err := store.AppendAtHead(ctx, domain.Metadata{}, stream, webhookAttempt(0, 0))
-		if domain.ErrorKind(err) != domain.NotFound {
-			t.Errorf("%s: got %v, want a NotFound error", name, err)
+		// One event and several go through different statements (appendEventAtHead, appendEventsAtHead).
+		for _, events := range [][]domain.StateIndependent{{webhookAttempt(0, 0)}, {webhookAttempt(0, 0), webhookAttempt(0, 1)}} {
+			err := store.AppendAtHead(ctx, domain.Metadata{}, stream, events...)
+			if domain.ErrorKind(err) != domain.NotFound {
+				t.Errorf("%s, %d events: got %v, want a NotFound error", name, len(events), err)
+			}
 		}
 	}
 	if got := countRows(t, ctx, pool, `SELECT count(*) FROM events`); got != 3 {
 		t.Errorf("events: got %d, want the tenant's 3", got)
 	}
+	// On the stream that exists, one then two go after its last version.
+	for _, events := range [][]domain.StateIndependent{{webhookAttempt(0, 0)}, {webhookAttempt(0, 1), webhookAttempt(0, 2)}} {
+		if err := store.AppendAtHead(ctx, domain.Metadata{}, s.Tenant, events...); err != nil {
+			t.Fatalf("append %d at the head: %v", len(events), err)
+		}
+	}
+	checkContiguous(t, ctx, store, s.Tenant, 5)
 }
 
 // webhookAttempt is a StateIndependent event, distinct per writer and try.
