@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,6 +111,11 @@ func measureAppend(ctx context.Context, cfg appendConfig, stderr io.Writer) (_ *
 		BatchSize: cfg.relayBatch, PollInterval: cfg.relayPoll, BusyRound: cfg.relayBusy}
 	cleanup := context.WithoutCancel(ctx) // cleanup runs after Ctrl-C too
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// The Store and the relay run here as they run in ledgerd, under its
+	// collector setting; the raw INSERTs share it, so the two phases stay
+	// comparable.
+	restoreGC, _ := eventstore.WithServiceGC(os.Getenv)
+	defer restoreGC()
 
 	if err := createDatabase(ctx, cfg.databaseURL, dbName); err != nil {
 		return nil, err

@@ -12,12 +12,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/ledger/ledger/eventstore"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tuneGC(os.Getenv)
+	eventstore.WithServiceGC(os.Getenv) // for the whole life of the process: nothing to restore
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "ledgerd:", err)
 		os.Exit(1)
