@@ -22,7 +22,8 @@ type machine struct {
 	PostgresVersion  string            `json:"postgresVersion"`
 	PostgresSettings map[string]string `json:"postgresSettings"`
 	NATSVersion      string            `json:"natsVersion"`
-	LoadAverage      string            `json:"loadAverage,omitempty"` // before the run: other work skews the figures
+	LoadAverage      string            `json:"loadAverage,omitempty"`    // before the run: other work skews the figures
+	CPUReferenceUs   float64           `json:"cpuReferenceUs,omitempty"` // cpuReferenceMicros at the start: the machine's speed that day
 }
 
 var reportedSettings = []string{"synchronous_commit", "fsync", "wal_sync_method", "commit_delay", "shared_buffers", "max_connections"}
@@ -30,7 +31,8 @@ var reportedSettings = []string{"synchronous_commit", "fsync", "wal_sync_method"
 func describeMachine(ctx context.Context, pool *pgxpool.Pool, nc *nats.Conn) (machine, error) {
 	host, _ := os.Hostname()
 	m := machine{Hostname: host, NumCPU: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
-		GoVersion: runtime.Version(), LoadAverage: loadAverage(), NATSVersion: nc.ConnectedServerVersion(), PostgresSettings: map[string]string{}}
+		GoVersion: runtime.Version(), LoadAverage: loadAverage(), NATSVersion: nc.ConnectedServerVersion(), PostgresSettings: map[string]string{},
+		CPUReferenceUs: cpuReferenceMicros()}
 	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&m.PostgresVersion); err != nil {
 		return m, fmt.Errorf("describe machine: postgres version: %w", err)
 	}
