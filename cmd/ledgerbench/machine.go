@@ -29,14 +29,22 @@ type machine struct {
 var reportedSettings = []string{"synchronous_commit", "fsync", "wal_sync_method", "commit_delay", "shared_buffers", "max_connections"}
 
 func describeMachine(ctx context.Context, pool *pgxpool.Pool, nc *nats.Conn) (machine, error) {
+	m, err := describeProcessMachine(ctx, pool, reportedSettings)
+	m.NATSVersion = nc.ConnectedServerVersion()
+	return m, err
+}
+
+// describeProcessMachine is this process's machine and the Postgres
+// settings named: what every mode reports, NATS aside.
+func describeProcessMachine(ctx context.Context, pool *pgxpool.Pool, settings []string) (machine, error) {
 	host, _ := os.Hostname()
 	m := machine{Hostname: host, NumCPU: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
-		GoVersion: runtime.Version(), LoadAverage: loadAverage(), NATSVersion: nc.ConnectedServerVersion(), PostgresSettings: map[string]string{},
+		GoVersion: runtime.Version(), LoadAverage: loadAverage(), PostgresSettings: map[string]string{},
 		CPUReferenceUs: cpuReferenceMicros()}
 	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&m.PostgresVersion); err != nil {
 		return m, fmt.Errorf("describe machine: postgres version: %w", err)
 	}
-	for _, name := range reportedSettings {
+	for _, name := range settings {
 		var v string
 		if err := pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
 			return m, fmt.Errorf("describe machine: postgres %s: %w", name, err)

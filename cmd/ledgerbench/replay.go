@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -480,20 +481,7 @@ const clockTicks = 100
 // describeReplayMachine is describeMachine without NATS, which this mode
 // does not use.
 func describeReplayMachine(ctx context.Context, pool *pgxpool.Pool) (machine, error) {
-	host, _ := os.Hostname()
-	m := machine{Hostname: host, NumCPU: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
-		GoVersion: runtime.Version(), LoadAverage: loadAverage(), PostgresSettings: map[string]string{}, CPUReferenceUs: cpuReferenceMicros()}
-	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&m.PostgresVersion); err != nil {
-		return m, fmt.Errorf("describe machine: postgres version: %w", err)
-	}
-	for _, name := range append(reportedSettings, "max_wal_size", "work_mem", "maintenance_work_mem") {
-		var v string
-		if err := pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
-			return m, fmt.Errorf("describe machine: postgres %s: %w", name, err)
-		}
-		m.PostgresSettings[name] = v
-	}
-	return m, nil
+	return describeProcessMachine(ctx, pool, append(slices.Clip(reportedSettings), "max_wal_size", "work_mem", "maintenance_work_mem"))
 }
 
 // redactURL drops a password from a database URL for the report.
