@@ -63,7 +63,9 @@ func (m machine) cpuReferenceFigure() string {
 	return fmt.Sprintf("%.1f µs", m.CPUReferenceUs)
 }
 
-// cpuReference is the reference with its name, for a report's header line.
-func (m machine) cpuReference() string {
-	return "CPU reference (a payment's JSON encoded and decoded, one core): " + m.cpuReferenceFigure()
+// references are the machine's two references with their names, for a
+// report's header line.
+func (m machine) references() string {
+	return "CPU reference (a payment's JSON encoded and decoded, one core): " + m.cpuReferenceFigure() +
+		"; system call reference (getppid): " + m.syscallReferenceFigure()
 }

@@ -14,16 +14,17 @@ import (
 // without it. The Postgres settings listed are the ones that move commit
 // rates most (a commit waits for one WAL flush when synchronous_commit is on).
 type machine struct {
-	Hostname         string            `json:"hostname"`
-	NumCPU           int               `json:"numCPU"`
-	GOOS             string            `json:"goos"`
-	GOARCH           string            `json:"goarch"`
-	GoVersion        string            `json:"goVersion"`
-	PostgresVersion  string            `json:"postgresVersion"`
-	PostgresSettings map[string]string `json:"postgresSettings"`
-	NATSVersion      string            `json:"natsVersion"`
-	LoadAverage      string            `json:"loadAverage,omitempty"`    // before the run: other work skews the figures
-	CPUReferenceUs   float64           `json:"cpuReferenceUs,omitempty"` // cpuReferenceMicros at the start: the machine's speed that day
+	Hostname           string            `json:"hostname"`
+	NumCPU             int               `json:"numCPU"`
+	GOOS               string            `json:"goos"`
+	GOARCH             string            `json:"goarch"`
+	GoVersion          string            `json:"goVersion"`
+	PostgresVersion    string            `json:"postgresVersion"`
+	PostgresSettings   map[string]string `json:"postgresSettings"`
+	NATSVersion        string            `json:"natsVersion"`
+	LoadAverage        string            `json:"loadAverage,omitempty"`        // before the run: other work skews the figures
+	CPUReferenceUs     float64           `json:"cpuReferenceUs,omitempty"`     // cpuReferenceMicros at the start: the machine's speed that day
+	SyscallReferenceNs float64           `json:"syscallReferenceNs,omitempty"` // syscallReferenceNanos at the start: what its kernel entries cost
 }
 
 var reportedSettings = []string{"synchronous_commit", "fsync", "wal_sync_method", "commit_delay", "shared_buffers", "max_connections"}
@@ -40,7 +41,7 @@ func describeProcessMachine(ctx context.Context, pool *pgxpool.Pool, settings []
 	host, _ := os.Hostname()
 	m := machine{Hostname: host, NumCPU: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 		GoVersion: runtime.Version(), LoadAverage: loadAverage(), PostgresSettings: map[string]string{},
-		CPUReferenceUs: cpuReferenceMicros()}
+		CPUReferenceUs: cpuReferenceMicros(), SyscallReferenceNs: syscallReferenceNanos()}
 	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&m.PostgresVersion); err != nil {
 		return m, fmt.Errorf("describe machine: postgres version: %w", err)
 	}

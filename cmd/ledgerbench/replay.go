@@ -549,7 +549,7 @@ func printReplay(w io.Writer, r replayReport) {
 	m := r.Machine
 	fmt.Fprintf(w, "ledgerbench replay: %d CPU %s/%s %s, Postgres %s (synchronous_commit=%s, shared_buffers=%s)\n",
 		m.NumCPU, m.GOOS, m.GOARCH, m.GoVersion, m.PostgresVersion, m.PostgresSettings["synchronous_commit"], m.PostgresSettings["shared_buffers"])
-	fmt.Fprintf(w, "load average before the run: %s; %s\n\n", m.LoadAverage, m.cpuReference())
+	fmt.Fprintf(w, "load average before the run: %s; %s\n\n", m.LoadAverage, m.references())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "events\tseed ev/s\trun\trebuild s\tev/s\treplay ev/s\tfinish s\tlock ms\tpeak RSS MB\tpeak heap MB\tGo sys MB\tCPU µs/ev (Go+PG)\tCPU-bound ev/s\tmachine busy\t")
 	for _, s := range r.Sizes {

@@ -187,7 +187,7 @@ func printTable(w io.Writer, r report) {
 func printHeader(w io.Writer, mode string, m machine, durationSeconds float64) {
 	fmt.Fprintf(w, "ledgerbench %s: %d CPU %s/%s %s, Postgres %s (synchronous_commit=%s), NATS %s\n",
 		mode, m.NumCPU, m.GOOS, m.GOARCH, m.GoVersion, m.PostgresVersion, m.PostgresSettings["synchronous_commit"], m.NATSVersion)
-	fmt.Fprintf(w, "%gs per phase, load average before the run: %s; %s\n\n", durationSeconds, m.LoadAverage, m.cpuReference())
+	fmt.Fprintf(w, "%gs per phase, load average before the run: %s; %s\n\n", durationSeconds, m.LoadAverage, m.references())
 }
 
 // printTargets writes one line per target with its verdict.

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+)
+
+// syscallReferenceNanos is how long one system call that does no work
+// (getppid) takes, in ns, measured at the start of a run. A rebuild makes
+// over a million system calls (Postgres reads and writes its pages 8 kB at
+// a time, and its socket likewise), and what each costs depends on the
+// machine far more than the CPU reference shows. A virtual machine here
+// (pti=on, no PCID, so the TLB is flushed at every kernel entry) took
+// 1.0 µs a getppid: that day the CPU reference was at its best and the same
+// rebuild ran at half the rate the reports of an earlier machine showed.
+func syscallReferenceNanos() float64 {
+	r := testing.Benchmark(func(b *testing.B) {
+		for b.Loop() {
+			syscall.Getppid()
+		}
+	})
+	if r.N == 0 {
+		return 0
+	}
+	return float64(r.T.Nanoseconds()) / float64(r.N)
+}
+
+// syscallReferenceFigure is the reference as the reports print it.
+func (m machine) syscallReferenceFigure() string {
+	if m.SyscallReferenceNs <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f ns", m.SyscallReferenceNs)
+}
