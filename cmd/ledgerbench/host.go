@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -103,15 +104,37 @@ func kernelRelease() string {
 // too (a regenerated report is not a change of what is measured). go run
 // stamps no VCS information into the binary, so git itself is asked.
 func gitCommit(ctx context.Context, output string) string {
-	head, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
-	if err != nil {
+	head, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD", "--show-toplevel").Output()
+	lines := strings.Fields(string(head))
+	if err != nil || len(lines) != 2 {
 		return "unknown"
 	}
-	commit := strings.TrimSpace(string(head))
-	status, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no",
-		"--", ":/", ":(exclude)"+output).Output()
+	commit, top := lines[0], lines[1]
+	args := []string{"status", "--porcelain", "--untracked-files=no", "--", ":/"}
+	// git refuses a pathspec outside the tree, so a report written
+	// elsewhere is no exclusion (it once marked every such run dirty).
+	if at, err := realPath(output); err == nil {
+		if rel, err := filepath.Rel(top, at); err == nil && filepath.IsLocal(rel) {
+			args = append(args, ":(top,exclude)"+filepath.ToSlash(rel))
+		}
+	}
+	status, err := exec.CommandContext(ctx, "git", args...).Output()
 	if err != nil || len(strings.TrimSpace(string(status))) > 0 {
 		commit += "-dirty"
 	}
 	return commit
+}
+
+// realPath is path made absolute with its directory's symbolic links
+// resolved, as git names the top of the tree (the file may not exist yet).
+func realPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, filepath.Base(abs)), nil
 }
