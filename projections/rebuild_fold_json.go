@@ -91,17 +91,17 @@ func (o *jsonObject) get(name string) (json.RawMessage, bool) {
 
 // set gives member name value, adding it in key order when it is new. The
 // members are few and most names differ in length, so a scan beats a
-// binary search's comparisons.
+// binary search's comparisons; the members being in order, the scan ends
+// at the name or at the first member after it.
 func (o *jsonObject) set(name string, value json.RawMessage) {
+	at := len(o.members)
 	for i, m := range o.members {
-		if m.name == name {
+		c := jsonbKeyCompare(m.name, name)
+		if c == 0 {
 			o.members[i].value = value
 			return
 		}
-	}
-	at := len(o.members)
-	for i, m := range o.members {
-		if jsonbKeyCompare(m.name, name) > 0 {
+		if c > 0 {
 			at = i
 			break
 		}
