@@ -36,7 +36,7 @@ func (r *rebuilder) connect(ctx context.Context) error {
 		cfg.RuntimeParams["synchronous_commit"] = "off"
 		cfg.RuntimeParams["maintenance_work_mem"] = "256MB" // index builds sort in memory
 		// ANALYZE advises the kernel of every block it will sample, one
-		// posix_fadvise call each (some 55,000 for a million events). The
+		// posix_fadvise call each (50,541 for a million events). The
 		// shadow tables were just written and are in the page cache, so
 		// the advice saves no wait and costs a system call per block.
 		cfg.RuntimeParams["maintenance_io_concurrency"] = "0"
