@@ -49,10 +49,10 @@ func cpuReferenceMicros() float64 {
 			}
 		}
 	})
-	if failed != nil || r.N == 0 {
+	if failed != nil {
 		return 0
 	}
-	return float64(r.T.Nanoseconds()) / float64(r.N) / 1e3
+	return float64(r.NsPerOp()) / 1e3
 }
 
 // cpuReferenceFigure is the reference as the reports print it.
@@ -61,11 +61,4 @@ func (m machine) cpuReferenceFigure() string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f µs", m.CPUReferenceUs)
-}
-
-// references are the machine's two references with their names, for a
-// report's header line.
-func (m machine) references() string {
-	return "CPU reference (a payment's JSON encoded and decoded, one core): " + m.cpuReferenceFigure() +
-		"; system call reference (getppid): " + m.syscallReferenceFigure()
 }

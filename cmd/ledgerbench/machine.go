@@ -27,6 +27,13 @@ type machine struct {
 	SyscallReferenceNs float64           `json:"syscallReferenceNs,omitempty"` // syscallReferenceNanos at the start: what its kernel entries cost
 }
 
+// references are the machine's two references with their names, for a
+// report's header line.
+func (m machine) references() string {
+	return "CPU reference (a payment's JSON encoded and decoded, one core): " + m.cpuReferenceFigure() +
+		"; system call reference (getppid): " + m.syscallReferenceFigure()
+}
+
 var reportedSettings = []string{"synchronous_commit", "fsync", "wal_sync_method", "commit_delay", "shared_buffers", "max_connections"}
 
 func describeMachine(ctx context.Context, pool *pgxpool.Pool, nc *nats.Conn) (machine, error) {

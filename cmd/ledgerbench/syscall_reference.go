@@ -20,10 +20,7 @@ func syscallReferenceNanos() float64 {
 			syscall.Getppid()
 		}
 	})
-	if r.N == 0 {
-		return 0
-	}
-	return float64(r.T.Nanoseconds()) / float64(r.N)
+	return float64(r.NsPerOp())
 }
 
 // syscallReferenceFigure is the reference as the reports print it.
