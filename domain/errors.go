@@ -56,6 +56,12 @@ func Errorf(kind Kind, code, format string, args ...any) *Error {
 	return &Error{Kind: kind, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// ErrNotFound is the one answer for a resource that is absent, another
+// tenant's, or another user's: every lookup and every ownership check
+// returns it, so neither its code nor its detail tells them apart
+// (contract §2).
+var ErrNotFound = Errorf(NotFound, "not_found", "not found")
+
 // Invalidf is a 400 validation_failed naming one field.
 func Invalidf(field, format string, args ...any) *Error {
 	msg := fmt.Sprintf(format, args...)

@@ -101,7 +101,7 @@ func (s *Server) uploadKYCDocument(w http.ResponseWriter, r *http.Request) error
 	if u, err := s.users.User(r.Context(), c.TenantID, userID); err != nil {
 		return err
 	} else if u.Status != domain.UserActive {
-		return errNotFound
+		return domain.ErrNotFound
 	}
 	up, err := s.receiveUpload(w, r, boundary, c.TenantID, userID, "documentType")
 	if err != nil {
@@ -167,7 +167,7 @@ func (s *Server) listKYCDocuments(w http.ResponseWriter, r *http.Request) error 
 	if u, err := s.users.User(r.Context(), c.TenantID, userID); err != nil {
 		return err
 	} else if u.Status != domain.UserActive {
-		return errNotFound
+		return domain.ErrNotFound
 	}
 	items, next, err := s.documents.ListKYCDocuments(r.Context(), c.TenantID, userID, limit, q.Get("offset"))
 	if err != nil {

@@ -107,7 +107,7 @@ func (s *Server) listUserEvents(w http.ResponseWriter, r *http.Request) error {
 	if u, err := s.users.User(r.Context(), c.TenantID, userID); err != nil {
 		return err
 	} else if u.Status != domain.UserActive {
-		return errNotFound
+		return domain.ErrNotFound
 	}
 	recs, err := s.events.StreamHistory(r.Context(), userStream(c.TenantID, userID))
 	if err != nil {

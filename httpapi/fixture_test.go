@@ -145,13 +145,13 @@ func (f *fixtureUsers) ExecuteUser(_ context.Context, ref domain.StreamRef, _ do
 
 func (f *fixtureUsers) User(_ context.Context, _, id uuid.UUID) (domain.UserSnapshot, error) {
 	if id != f.user.ID {
-		return domain.UserSnapshot{}, errNotFound
+		return domain.UserSnapshot{}, domain.ErrNotFound
 	}
 	return domain.UserSnapshot{User: f.user}, nil
 }
 
 func (f *fixtureUsers) UserIDByEmail(context.Context, uuid.UUID, string) (uuid.UUID, error) {
-	return uuid.Nil, errNotFound
+	return uuid.Nil, domain.ErrNotFound
 }
 
 func (f *fixtureUsers) ListUsers(_ context.Context, _ uuid.UUID, status string, limit int, _ string) ([]domain.UserListItem, string, error) {
@@ -169,7 +169,7 @@ type fakeCredentials struct{ tenantID uuid.UUID }
 
 func (c fakeCredentials) Credential(_ context.Context, apiKey string) (domain.Credential, error) {
 	if apiKey != "key" {
-		return domain.Credential{}, errNotFound
+		return domain.Credential{}, domain.ErrNotFound
 	}
 	return domain.Credential{APIKey: apiKey, TenantID: c.tenantID,
 		SecretHash: "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b"}, nil // SHA-256 of "secret"
@@ -204,7 +204,7 @@ func (m *fakeMerchants) Merchant(_ context.Context, _, id uuid.UUID) (domain.Mer
 	if mm, ok := m.byID[id]; ok {
 		return domain.MerchantSnapshot{Merchant: mm}, nil
 	}
-	return domain.MerchantSnapshot{}, errNotFound
+	return domain.MerchantSnapshot{}, domain.ErrNotFound
 }
 
 func (m *fakeMerchants) ListMerchants(_ context.Context, _ uuid.UUID, limit int, _ string) ([]domain.MerchantSnapshot, string, error) {
@@ -240,7 +240,7 @@ func (p *fakePayments) CreatePayment(_ context.Context, _ domain.StreamRef, _ do
 
 func (p *fakePayments) Payment(_ context.Context, _, id uuid.UUID) (domain.PaymentSnapshot, error) {
 	if id != p.payment.ID {
-		return domain.PaymentSnapshot{}, errNotFound
+		return domain.PaymentSnapshot{}, domain.ErrNotFound
 	}
 	return p.payment, nil
 }
@@ -329,7 +329,7 @@ func (fakeDocuments) PutDocument(_ context.Context, _ domain.StoredDocument, r i
 }
 func (fakeDocuments) DeleteDocument(context.Context, uuid.UUID) error { return nil }
 func (fakeDocuments) OpenDocument(context.Context, uuid.UUID) (domain.StoredDocument, io.Reader, error) {
-	return domain.StoredDocument{}, nil, errNotFound
+	return domain.StoredDocument{}, nil, domain.ErrNotFound
 }
 func (fakeDocuments) ListKYCDocuments(context.Context, uuid.UUID, uuid.UUID, int, string) ([]domain.KYCDocumentItem, string, error) {
 	return nil, "", nil

@@ -121,7 +121,7 @@ func (s *Server) getMerchant(w http.ResponseWriter, r *http.Request) error {
 	}
 	id, err := uuid.Parse(mux.Vars(r)["merchantId"])
 	if err != nil {
-		return errNotFound
+		return domain.ErrNotFound
 	}
 	m, err := s.merchants.Merchant(r.Context(), c.TenantID, id)
 	if err != nil {

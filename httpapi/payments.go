@@ -250,14 +250,14 @@ func (s *Server) pathPayment(r *http.Request) (Caller, domain.PaymentSnapshot, e
 	}
 	id, err := uuid.Parse(mux.Vars(r)["paymentId"])
 	if err != nil {
-		return c, domain.PaymentSnapshot{}, errNotFound
+		return c, domain.PaymentSnapshot{}, domain.ErrNotFound
 	}
 	p, err := s.payments.Payment(r.Context(), c.TenantID, id)
 	if err != nil {
 		return c, p, err
 	}
 	if c.Kind == KindUser && p.UserID != c.UserID {
-		return c, domain.PaymentSnapshot{}, errNotFound
+		return c, domain.PaymentSnapshot{}, domain.ErrNotFound
 	}
 	return c, p, nil
 }

@@ -34,7 +34,6 @@ var kindStatus = map[domain.Kind]int{
 }
 
 var (
-	errNotFound         = domain.Errorf(domain.NotFound, "not_found", "no such resource")
 	errMethodNotAllowed = &domain.Error{Kind: domain.Invalid, Code: "method_not_allowed", Message: "method not allowed on this resource"}
 )
 

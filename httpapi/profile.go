@@ -78,7 +78,7 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if u.Status != domain.UserActive {
-		return errNotFound
+		return domain.ErrNotFound
 	}
 	return writeJSON(w, http.StatusOK, profileResponse(u))
 }
@@ -125,7 +125,7 @@ func (s *Server) addMomoAccount(w http.ResponseWriter, r *http.Request) error {
 func momoID(r *http.Request) (uuid.UUID, error) {
 	id, err := uuid.Parse(mux.Vars(r)["id"])
 	if err != nil {
-		return uuid.Nil, errNotFound
+		return uuid.Nil, domain.ErrNotFound
 	}
 	return id, nil
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ledger/ledger/domain"
 )
 
 // routes is the API's route table, so the spec reads at a glance. Public
@@ -15,7 +17,7 @@ func (s *Server) routes() *mux.Router {
 	// mux runs r.Use's middleware only for matched routes, so its own 404
 	// and 405 answers get the same chain here (X-Request-Id, log, metrics).
 	r.NotFoundHandler = s.requestID(s.recoverPanics(s.logAndMeasure(
-		s.route(func(w http.ResponseWriter, r *http.Request) error { return errNotFound }))))
+		s.route(func(w http.ResponseWriter, r *http.Request) error { return domain.ErrNotFound }))))
 	r.MethodNotAllowedHandler = s.requestID(s.recoverPanics(s.logAndMeasure(s.route(s.methodNotAllowed))))
 
 	r.Handle("/healthz", s.route(s.healthz)).Methods(http.MethodGet)

@@ -99,7 +99,7 @@ func (s *Server) sandboxPayouts(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if c.Kind == KindUser && p.UserID != c.UserID {
-		return errNotFound
+		return domain.ErrNotFound
 	}
 	items, calls, err := s.sandbox.SandboxPayouts(r.Context(), id)
 	if err != nil {

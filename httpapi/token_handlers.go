@@ -80,7 +80,7 @@ func (s *Server) issueUserToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if status != domain.UserActive {
-		return errNotFound
+		return domain.ErrNotFound
 	}
 	resp, err := s.issue(r.Context(), Caller{TenantID: c.TenantID, UserID: userID, Kind: KindUser, APIKey: c.APIKey}, s.cfg.UserTokenTTL)
 	if err != nil {

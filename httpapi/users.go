@@ -132,7 +132,7 @@ func pathUser(r *http.Request) (Caller, uuid.UUID, error) {
 	}
 	id, err := uuid.Parse(mux.Vars(r)["userId"])
 	if err != nil || (c.Kind == KindUser && id != c.UserID) {
-		return c, uuid.Nil, errNotFound
+		return c, uuid.Nil, domain.ErrNotFound
 	}
 	return c, id, nil
 }
@@ -148,7 +148,7 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if u.Status != domain.UserActive {
-		return errNotFound
+		return domain.ErrNotFound
 	}
 	return writeJSON(w, http.StatusOK, userResponse(u))
 }

@@ -54,7 +54,7 @@ func (q *Reader) dashboardAccount(ctx context.Context, where string, arg any) (d
 	err := q.pool.QueryRow(ctx, `SELECT id, tenant_id, email, password_hash FROM dashboard_users WHERE `+where, arg).
 		Scan(&a.ID, &a.TenantID, &a.Email, &a.PasswordHash)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return a, errNotFound
+		return a, domain.ErrNotFound
 	}
 	if err != nil {
 		return a, fmt.Errorf("read dashboard user: %w", err)
@@ -71,7 +71,7 @@ func (q *Reader) DashboardSession(ctx context.Context, sessionHash string, now t
 		WHERE s.session_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2`, sessionHash, now).
 		Scan(&s.UserID, &s.TenantID, &s.Email, &s.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return s, errNotFound
+		return s, domain.ErrNotFound
 	}
 	if err != nil {
 		return s, fmt.Errorf("read dashboard session: %w", err)

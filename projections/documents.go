@@ -79,7 +79,7 @@ func (q *Reader) OpenDocument(ctx context.Context, id uuid.UUID) (domain.StoredD
 			OR EXISTS (SELECT 1 FROM payment_documents p WHERE p.id = d.id))`, id).
 		Scan(&d.ID, &d.TenantID, &d.Owner, &d.ContentType, &d.Size, &d.SHA256, &d.FileName, &d.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return d, nil, errNotFound
+		return d, nil, domain.ErrNotFound
 	}
 	if err != nil {
 		return d, nil, fmt.Errorf("read document: %w", err)

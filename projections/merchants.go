@@ -45,14 +45,14 @@ func scanMerchant(row pgx.Row) (domain.MerchantSnapshot, error) {
 func (q *Reader) Merchant(ctx context.Context, tenantID, id uuid.UUID) (domain.MerchantSnapshot, error) {
 	if m, ok := q.merchants.get(id); ok {
 		if m.TenantID != tenantID {
-			return domain.MerchantSnapshot{}, errNotFound
+			return domain.MerchantSnapshot{}, domain.ErrNotFound
 		}
 		return m, nil
 	}
 	m, err := scanMerchant(q.pool.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = $1 AND tenant_id = $2`,
 		id, tenantID))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return m, errNotFound
+		return m, domain.ErrNotFound
 	}
 	if err != nil {
 		return m, fmt.Errorf("read merchant: %w", err)

@@ -132,7 +132,7 @@ func (q *Reader) Payment(ctx context.Context, tenantID, id uuid.UUID) (domain.Pa
 	p, err := scanPayment(q.pool.QueryRow(ctx, `SELECT `+paymentColumns+` FROM payments WHERE id = $1 AND tenant_id = $2`,
 		id, tenantID))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return p, errNotFound
+		return p, domain.ErrNotFound
 	}
 	if err != nil {
 		return p, fmt.Errorf("read payment: %w", err)
@@ -148,7 +148,7 @@ func (q *Reader) PaymentStatus(ctx context.Context, tenantID, id uuid.UUID) (str
 	var status string
 	err := q.pool.QueryRow(ctx, `SELECT status FROM payments WHERE id = $1 AND tenant_id = $2`, id, tenantID).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", errNotFound
+		return "", domain.ErrNotFound
 	}
 	if err != nil {
 		return "", fmt.Errorf("read payment status: %w", err)

@@ -27,17 +27,13 @@ func projectTenant(b *pgx.Batch, r domain.Record, e domain.Event) {
 	b.Queue(`UPDATE tenants SET version = $2, updated_at = $3 WHERE id = $1`, r.StreamID, r.StreamVersion, r.RecordedAt)
 }
 
-// errNotFound is what lookups that find nothing return: a 404 that does not
-// say whether the thing is absent or someone else's.
-var errNotFound = domain.Errorf(domain.NotFound, "not_found", "not found")
-
 // Credential returns the API key key, or a NotFound error.
 func (q *Reader) Credential(ctx context.Context, key string) (domain.Credential, error) {
 	k := domain.Credential{APIKey: key}
 	err := q.pool.QueryRow(ctx, `SELECT tenant_id, secret_hash, revoked_at IS NOT NULL FROM api_keys WHERE api_key = $1`, key).
 		Scan(&k.TenantID, &k.SecretHash, &k.Revoked)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return k, errNotFound
+		return k, domain.ErrNotFound
 	}
 	if err != nil {
 		return k, fmt.Errorf("read api key: %w", err)
@@ -80,7 +76,7 @@ func (q *Reader) OwnerUserID(ctx context.Context, tenantID uuid.UUID) (uuid.UUID
 	var id uuid.UUID
 	err := q.pool.QueryRow(ctx, `SELECT owner_user_id FROM tenants WHERE id = $1`, tenantID).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return id, errNotFound
+		return id, domain.ErrNotFound
 	}
 	if err == nil {
 		q.owners.put(tenantID, id)

@@ -26,7 +26,7 @@ func (q *Reader) User(ctx context.Context, tenantID, userID uuid.UUID) (domain.U
 		userID, tenantID).Scan(&u.ID, &u.RecordID, &u.Email, &u.Name, &u.Role, &u.Status, &u.IsVerified, &details,
 		&u.CompanyName, &u.PhoneNumber, &u.DefaultMomoAccountID, &u.Version, &u.CreatedAt, &u.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return u, errNotFound
+		return u, domain.ErrNotFound
 	}
 	if err != nil {
 		return u, fmt.Errorf("read user: %w", err)
@@ -56,7 +56,7 @@ func (q *Reader) UserIDByEmail(ctx context.Context, tenantID uuid.UUID, email st
 	var id uuid.UUID
 	err := q.pool.QueryRow(ctx, `SELECT id FROM users WHERE tenant_id = $1 AND email = $2`, tenantID, email).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return id, errNotFound
+		return id, domain.ErrNotFound
 	}
 	return id, err
 }

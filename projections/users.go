@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ledger/ledger/domain"
 )
 
 // UserStatus returns the status of a user of tenantID, or ErrNotFound.
@@ -14,7 +16,7 @@ func (q *Reader) UserStatus(ctx context.Context, tenantID, userID uuid.UUID) (st
 	var status string
 	err := q.pool.QueryRow(ctx, `SELECT status FROM users WHERE id = $1 AND tenant_id = $2`, userID, tenantID).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", errNotFound
+		return "", domain.ErrNotFound
 	}
 	if err != nil {
 		return "", fmt.Errorf("read user: %w", err)

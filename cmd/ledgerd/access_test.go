@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -279,8 +280,32 @@ func TestAccessMatrix(t *testing.T) {
 				if c.owner && c.want == admitted && row.shows != "" && !strings.Contains(body, row.shows) {
 					t.Errorf("%s: got %d %s, want it to show %s", c.name, r.Status, brief(r.Body), row.shows)
 				}
+				if c.want.status == http.StatusNotFound {
+					w.checkLikeAbsent(t, c.name, route.Method, row, c.token, c.hidden, r)
+				}
 			}
 		})
+	}
+}
+
+// checkLikeAbsent checks that a 404 hiding someone else's resource is the
+// answer to the same call for resources that do not exist (the hidden ids
+// replaced by new ones): nothing in it tells "not yours" from "not there".
+func (w accessWorld) checkLikeAbsent(t *testing.T, cell, method string, row accessRow, token string, hidden []string, got response) {
+	t.Helper()
+	absent := row
+	for _, id := range hidden {
+		fresh := uuid.NewString()
+		absent.path = strings.ReplaceAll(absent.path, id, fresh)
+		absent.body = strings.ReplaceAll(absent.body, id, fresh)
+	}
+	want := w.call(t, method, absent, token)
+	var p, q problem
+	mustDecode(t, got.Body, &p)
+	mustDecode(t, want.Body, &q)
+	p.Instance, q.Instance = "", ""
+	if got.Status != want.Status || !reflect.DeepEqual(p, q) {
+		t.Errorf("%s: got %d %s, want what absent resources answer: %d %s", cell, got.Status, brief(got.Body), want.Status, brief(want.Body))
 	}
 }
 
