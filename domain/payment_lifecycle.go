@@ -209,6 +209,14 @@ func (p Payment) needsDocuments() bool {
 		p.Documents == 0
 }
 
+// AwaitsPayout tells whether p's next step is its conversion and payout
+// (DecideBeginPayout): deposited and not waiting for a supporting document.
+// HeldForDocuments is not the answer: it says the payment waited when its
+// deposit arrived and stays true, once a document has ended the wait,
+// until the conversion clears it. In the read model's terms: status
+// deposited and not (heldForDocuments and documents = 0).
+func (p Payment) AwaitsPayout() bool { return p.Status == StatusDeposited && !p.needsDocuments() }
+
 // RecordDeposit is funds arriving for a payment (a paid invoice, a bank
 // deposit, a confirmed push, a USDT transfer), in its DepositCurrency.
 type RecordDeposit struct {

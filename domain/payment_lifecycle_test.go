@@ -137,6 +137,9 @@ func TestPaymentPriceRiseBeyondTheBufferPaysInFull(t *testing.T) {
 func TestPaymentDocumentHold(t *testing.T) {
 	t.Parallel()
 	p := newPayment(t, `{"MerchantID":"m","Amount":50001,"Reference":"r"}`, testMerchant(CountrySouthAfrica, PayoutBank))
+	if p.AwaitsPayout() {
+		t.Fatal("AwaitsPayout: got true for a created payment")
+	}
 	events, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: businessHours})
 	p = step(t, p, events, err, "payment.deposited")
 	if !p.HeldForDocuments {
@@ -145,8 +148,15 @@ func TestPaymentDocumentHold(t *testing.T) {
 	if events, _ := DecideBeginPayout(p, BeginPayout{Prices: lifecyclePrices, Now: businessHours}); len(events) != 0 {
 		t.Fatal("a held payment must not pay out")
 	}
+	if p.AwaitsPayout() {
+		t.Fatal("AwaitsPayout: got true for a payment held for a document")
+	}
 	events, err = DecideAttachPaymentDocument(p, AttachPaymentDocument{DocumentID: uuid.New(), Now: businessHours})
 	p = step(t, p, events, err, "payment.document_attached")
+	if !p.HeldForDocuments || !p.AwaitsPayout() {
+		t.Fatalf("documented, not yet converted: got heldForDocuments %v and AwaitsPayout %v, want true and true",
+			p.HeldForDocuments, p.AwaitsPayout())
+	}
 	events, err = DecideBeginPayout(p, BeginPayout{Prices: lifecyclePrices, Now: businessHours})
 	p = step(t, p, events, err, "payment.transferring")
 	if p.HeldForDocuments {
@@ -155,8 +165,8 @@ func TestPaymentDocumentHold(t *testing.T) {
 
 	at := newPayment(t, `{"MerchantID":"m","Amount":50000,"Reference":"r"}`, testMerchant(CountrySouthAfrica, PayoutBank))
 	events, err = DecideDeposit(at, RecordDeposit{Amount: at.DepositDue, Now: businessHours})
-	if at = step(t, at, events, err, "payment.deposited"); at.HeldForDocuments {
-		t.Fatal("exactly ZAR 50,000 is not above the threshold")
+	if at = step(t, at, events, err, "payment.deposited"); at.HeldForDocuments || !at.AwaitsPayout() {
+		t.Fatal("exactly ZAR 50,000 is not above the threshold: not held, awaits its payout")
 	}
 }
 

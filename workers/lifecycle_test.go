@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -104,8 +105,14 @@ func newEnv(t *testing.T) env {
 // deposited appends a funded Lightning payment of 1500 ZAR.
 func (e env) deposited(t *testing.T) uuid.UUID {
 	t.Helper()
+	return e.depositedOf(t, 1500)
+}
+
+// depositedOf appends a funded Lightning payment of zar ZAR.
+func (e env) depositedOf(t *testing.T, zar int64) uuid.UUID {
+	t.Helper()
 	id := uuid.Must(uuid.NewV7())
-	e.created(t, id, func(sats int64) domain.LightningInvoice {
+	e.createdOf(t, id, zar, func(sats int64) domain.LightningInvoice {
 		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
 	})
 	_, err := e.payments.ExecutePayment(context.Background(), paymentRef(e.tenant, id), domain.Metadata{},
@@ -122,10 +129,16 @@ func (e env) deposited(t *testing.T) uuid.UUID {
 // that invoice makes for the sats due.
 func (e env) created(t *testing.T, id uuid.UUID, invoice func(sats int64) domain.LightningInvoice) domain.PaymentSnapshot {
 	t.Helper()
+	return e.createdOf(t, id, 1500, invoice)
+}
+
+// createdOf is created for an amount of zar ZAR.
+func (e env) createdOf(t *testing.T, id uuid.UUID, zar int64, invoice func(sats int64) domain.LightningInvoice) domain.PaymentSnapshot {
+	t.Helper()
 	m := domain.Merchant{ID: uuid.New(), Name: "Shop", Country: domain.CountrySouthAfrica, Currency: "ZAR",
 		PayoutMethod: domain.PayoutBank, BankName: "Nedbank", AccountNumber: "1234567890"}
-	o, err := domain.ValidatePaymentRequest(domain.PaymentRequest{MerchantID: m.ID.String(), Amount: json.RawMessage("1500"),
-		Reference: "r"}, true)
+	o, err := domain.ValidatePaymentRequest(domain.PaymentRequest{MerchantID: m.ID.String(),
+		Amount: json.RawMessage(strconv.FormatInt(zar, 10)), Reference: "r"}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +146,7 @@ func (e env) created(t *testing.T, id uuid.UUID, invoice func(sats int64) domain
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := domain.QuotePayment(domain.QuoteInput{FromCurrency: "BTC", DestinationCurrency: "ZAR", Amount: 1500,
+	q, err := domain.QuotePayment(domain.QuoteInput{FromCurrency: "BTC", DestinationCurrency: "ZAR", Amount: zar,
 		Prices: domain.BTCPrices{"ZAR": decimal.NewFromInt(1_800_000)}})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -12,41 +13,64 @@ import (
 // stalledBatch bounds the payments one sweep takes on.
 const stalledBatch = 200
 
+// stalledCursor is where the sweep goes on from: it pages through the
+// stalled payments in (updated_at, id) order, back to the start after the
+// last page. A step that fails appends nothing and leaves its payment's
+// updated_at as it was, so reading the oldest batch every time let a
+// batch of payments that keep failing (a payout rail with no production
+// adapter, say) hide every payment behind them for good.
+type stalledCursor struct {
+	batch int // payments a sweep takes on (stalledBatch; tests lower it)
+	at    time.Time
+	id    uuid.UUID
+}
+
 // runStalled is the lifecycle's safety net. A step is driven by its
 // JetStream message, and a message that keeps failing (a price feed or a
 // payout rail down for minutes) is parked as a dead letter after its last
 // delivery: without this sweep its payment would stay deposited or
-// transferring for good. Every StalledPoll it takes the payments that have
-// not moved for StalledAfter (longer than the consumer's own retries) and
-// runs their step again. Steps are decided on the payment's current state
-// and the rail is called with the payment id as idempotency key, so a sweep
-// racing the consumer, or another process's sweep, changes nothing twice.
+// transferring for good. Every StalledPoll it takes the next batch of the
+// payments that have not moved for StalledAfter (longer than the consumer's
+// own retries) and runs their step again. Steps are decided on the
+// payment's current state and the rail is called with the payment id as
+// idempotency key, so a sweep racing the consumer, or another process's
+// sweep, changes nothing twice.
 func (w *Workers) runStalled(ctx context.Context) error {
 	return w.poll(ctx, w.cfg.StalledPoll, "stalled payments: sweep", w.moveStalled)
 }
 
-// moveStalled runs the next step of every payment stalled since before
-// now - StalledAfter, oldest first.
+// moveStalled runs the next step of the next batch of payments stalled
+// since before now - StalledAfter: transferring ones, and deposited ones
+// that await their payout (domain.Payment.AwaitsPayout; the index
+// payments_in_flight has the same predicate).
 func (w *Workers) moveStalled(ctx context.Context) error {
-	rows, err := w.pool.Query(ctx, `SELECT id, tenant_id, status FROM payments
+	cur := &w.stalled
+	rows, err := w.pool.Query(ctx, `SELECT id, tenant_id, status, updated_at FROM payments
 		WHERE (status = 'transferring'
-			OR (status = 'deposited' AND NOT coalesce((state->>'heldForDocuments')::boolean, false)))
-			AND updated_at < $1
-		ORDER BY updated_at LIMIT $2`, w.now().Add(-w.cfg.StalledAfter), stalledBatch)
+			OR (status = 'deposited' AND NOT (coalesce((state->>'heldForDocuments')::boolean, false)
+			                                 AND coalesce((state->>'documents')::int, 0) = 0)))
+			AND updated_at < $1 AND (updated_at, id) > ($3, $4)
+		ORDER BY updated_at, id LIMIT $2`, w.now().Add(-w.cfg.StalledAfter), cur.batch, cur.at, cur.id)
 	if err != nil {
 		return err
 	}
 	type stalled struct {
 		payment, tenant uuid.UUID
 		status          string
+		updated         time.Time
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stalled, error) {
 		var s stalled
-		err := r.Scan(&s.payment, &s.tenant, &s.status)
+		err := r.Scan(&s.payment, &s.tenant, &s.status, &s.updated)
 		return s, err
 	})
 	if err != nil {
 		return err
+	}
+	if len(list) < cur.batch {
+		cur.at, cur.id = time.Time{}, uuid.Nil // the last page: start again next time
+	} else {
+		cur.at, cur.id = list[len(list)-1].updated, list[len(list)-1].payment
 	}
 	for _, s := range list {
 		step := w.beginPayout

@@ -89,6 +89,7 @@ type Workers struct {
 	senders                 *sendingPayments // payments whose webhooks a goroutine here is sending
 	settled                 *settledHere     // payments whose payout result this process recorded
 	paying                  *payingHere      // payments this process converted and is paying out now
+	stalled                 stalledCursor    // where the stalled sweep goes on from (one goroutine: runStalled)
 }
 
 // New returns the workers.
@@ -131,7 +132,8 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
 		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
-		senders: newSendingPayments(), settled: newSettledHere(), paying: newPayingHere()}
+		senders: newSendingPayments(), settled: newSettledHere(), paying: newPayingHere(),
+		stalled: stalledCursor{batch: stalledBatch}}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.

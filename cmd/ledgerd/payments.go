@@ -39,7 +39,7 @@ func (p payments) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta
 		})
 	if err == nil && decided && p.appended != nil {
 		p.appended(ref, snap.State.Status != before.Status && snap.State.WebhookURL != "",
-			!readyForPayout(before) && readyForPayout(snap.State))
+			!before.AwaitsPayout() && snap.State.AwaitsPayout())
 	}
 	return paymentSnapshot(snap, err)
 }
@@ -51,17 +51,12 @@ func (p payments) AppendToPayment(ctx context.Context, ref domain.StreamRef, met
 	return p.store.AppendAtHead(ctx, meta, ref, events...)
 }
 
-// readyForPayout says the lifecycle's next step is p's conversion and payout.
-func readyForPayout(p domain.Payment) bool {
-	return p.Status == domain.StatusDeposited && !p.HeldForDocuments
-}
-
 // CreatePayment appends a new payment's first events through the event store.
 func (p payments) CreatePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
 	snap, err := eventstore.CreateSnapshot(ctx, p.store, ref, meta, domain.ApplyPayment, decide)
 	if err == nil && snap.Version > 0 && p.appended != nil {
-		p.appended(ref, snap.State.WebhookURL != "", readyForPayout(snap.State))
+		p.appended(ref, snap.State.WebhookURL != "", snap.State.AwaitsPayout())
 	}
 	return paymentSnapshot(snap, err)
 }
