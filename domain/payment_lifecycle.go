@@ -222,6 +222,15 @@ func (p Payment) AwaitsPayout() bool { return p.Status == StatusDeposited && !p.
 type RecordDeposit struct {
 	Amount decimal.Decimal
 	Now    time.Time
+	// InvoiceSettled says the Lightning node settled the payment's
+	// invoice: the funds count whatever Now (the node's settle time) says
+	// of ExpiresAt. The node settles only an invoice that has not expired
+	// by its own clock, its invoice is made after the payment (so it
+	// expires a little later), and the expiry worker cancels the invoice
+	// at the node before it expires the payment: a settled invoice of a
+	// payment still created was paid in time, and refusing it would keep
+	// money received and leave the payment created for good.
+	InvoiceSettled bool
 }
 
 var errNotAwaitingFunds = func(p Payment) error {
@@ -236,7 +245,7 @@ func DecideDeposit(p Payment, c RecordDeposit) ([]Event, error) {
 	if p.Status != StatusCreated {
 		return nil, errNotAwaitingFunds(p)
 	}
-	if !c.Now.Before(p.ExpiresAt) {
+	if !c.InvoiceSettled && !c.Now.Before(p.ExpiresAt) {
 		return nil, Errorf(Conflict, "payment_expired", "the payment's validity ended at %s", p.ExpiresAt.Format(TimeFormat))
 	}
 	if !c.Amount.IsPositive() {

@@ -227,6 +227,11 @@ func TestDepositAfterTheValidityIsRefused(t *testing.T) {
 	p := newPayment(t, `{"MerchantID":"m","Amount":1500,"Reference":"r"}`, testMerchant(CountrySouthAfrica, PayoutBank))
 	_, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: p.ExpiresAt})
 	wantError(t, err, Conflict, "payment_expired")
+
+	// The node settled the invoice (by its clock, after ExpiresAt by ours):
+	// paid in time, since the node settles only an unexpired invoice.
+	events, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: p.ExpiresAt.Add(time.Second), InvoiceSettled: true})
+	step(t, p, events, err, "payment.deposited")
 }
 
 func TestPostingsOfALightningPaymentNetOut(t *testing.T) {

@@ -17,6 +17,8 @@ import (
 // (lightning.LND in production).
 type Invoices interface {
 	LookupInvoice(ctx context.Context, paymentHash string) (lightning.InvoiceState, error)
+	// CancelInvoice makes an invoice unpayable (lightning.LND.CancelInvoice).
+	CancelInvoice(ctx context.Context, paymentHash string) error
 }
 
 // openInvoicesPage is how many open invoices one query reads; a poll reads
@@ -106,7 +108,8 @@ func (w *Workers) recordDeposit(ctx context.Context, tenantID, paymentID uuid.UU
 		if p.Status != domain.StatusCreated || p.AmountDeposited.IsPositive() {
 			return nil, nil
 		}
-		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: decimal.NewFromInt(inv.AmountPaidSats), Now: at})
+		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: decimal.NewFromInt(inv.AmountPaidSats), Now: at,
+			InvoiceSettled: true})
 	})
 	return err
 }

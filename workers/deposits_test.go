@@ -168,3 +168,71 @@ func TestLightningDepositWaitsForTheNode(t *testing.T) {
 	}
 	e.waitStatus(t, p.ID, domain.StatusExpired)
 }
+
+// TestExpiryCancelsTheInvoice: an overdue payment whose invoice is unpaid
+// has the invoice canceled at the node before it expires, so the payer's
+// wallet can no longer pay it: no money arrives for an expired payment.
+func TestExpiryCancelsTheInvoice(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	fake := lndtest.NewNode(t)
+	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	p := e.lightningPayment(t, node)
+	w := e.watchingWorkers(node)
+	w.now = func() time.Time { return p.ExpiresAt.Add(time.Second) }
+	if err := w.expireDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(t, p.ID, domain.StatusExpired)
+	if got := fake.InvoiceState(p.LightningInvoice.PaymentHash); got != "CANCELED" {
+		t.Fatalf("invoice of the expired payment: got %s, want CANCELED", got)
+	}
+	if fake.Settle(p.LightningInvoice.PaymentHash, time.Now()) {
+		t.Fatal("the invoice of an expired payment could still be paid")
+	}
+}
+
+// TestExpiryRecordsAnInvoicePaidWhileCanceled: the payer's payment lands
+// between the expiry's lookup (open) and its cancel (refused: settled).
+// The payment is deposited, not expired.
+func TestExpiryRecordsAnInvoicePaidWhileCanceled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	fake := lndtest.NewNode(t)
+	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	p := e.lightningPayment(t, node)
+	fake.SettleOnCancel()
+	w := e.watchingWorkers(node)
+	w.now = func() time.Time { return p.ExpiresAt.Add(time.Second) }
+	if err := w.expireDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkDepositedOnce(t, e.waitStatus(t, p.ID, domain.StatusDeposited))
+}
+
+// TestLightningDepositSettledPastTheDeadline: the node settled the invoice
+// at a time past the payment's deadline by our clock (its invoice, made
+// after the payment, expires a little later; or the clocks differ). The
+// money arrived for a payment still created: it is deposited, by the
+// expiry timer and by the watcher alike, not refused and left created.
+func TestLightningDepositSettledPastTheDeadline(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	fake := lndtest.NewNode(t)
+	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	w := e.watchingWorkers(node)
+	byWatcher := e.lightningPayment(t, node)
+	fake.Settle(byWatcher.LightningInvoice.PaymentHash, byWatcher.ExpiresAt.Add(time.Second))
+	if err := w.pollInvoices(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkDepositedOnce(t, e.waitStatus(t, byWatcher.ID, domain.StatusDeposited))
+
+	byExpiry := e.lightningPayment(t, node)
+	fake.Settle(byExpiry.LightningInvoice.PaymentHash, byExpiry.ExpiresAt.Add(time.Second))
+	w.now = func() time.Time { return byExpiry.ExpiresAt.Add(2 * time.Second) }
+	if err := w.expireDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkDepositedOnce(t, e.waitStatus(t, byExpiry.ID, domain.StatusDeposited))
+}

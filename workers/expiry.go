@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -61,11 +62,14 @@ func (w *Workers) expireDue(ctx context.Context) error {
 	return nil
 }
 
-// paidBeforeExpiry reports whether d's Lightning invoice settled, recording
-// the deposit if so: a payer who paid just before the deadline, or while
-// no process watched, must not see the payment expire. Without an answer
-// from the node (an error) the payment is not expired this round; an
-// invoice the node does not know can never be paid, so it does not hold
+// paidBeforeExpiry reports whether d's Lightning invoice was paid,
+// recording the deposit if so: a payer who paid just before the deadline,
+// or while no process watched, must not see the payment expire. An invoice
+// not paid yet is canceled at the node first, so that it cannot be paid
+// once its payment has expired (the payer's wallet refuses a canceled
+// invoice); one paid between the lookup and the cancel is recorded. Without
+// an answer from the node (an error) the payment is not expired this round;
+// an invoice the node does not know can never be paid, so it does not hold
 // the expiry.
 func (w *Workers) paidBeforeExpiry(ctx context.Context, d openInvoice) (bool, error) {
 	if w.cfg.Invoices == nil || d.hash == "" {
@@ -76,8 +80,23 @@ func (w *Workers) paidBeforeExpiry(ctx context.Context, d openInvoice) (bool, er
 	if errors.As(err, &unknown) {
 		return false, nil
 	}
-	if err != nil || !inv.Settled() {
+	if err != nil {
 		return false, err
+	}
+	if !inv.Settled() {
+		err := w.cfg.Invoices.CancelInvoice(ctx, d.hash)
+		switch {
+		case err == nil, errors.As(err, &unknown):
+			return false, nil // it can never be paid now
+		case !errors.Is(err, lightning.ErrInvoiceSettled):
+			return false, err
+		}
+		if inv, err = w.cfg.Invoices.LookupInvoice(ctx, d.hash); err != nil {
+			return true, err
+		}
+		if !inv.Settled() {
+			return true, fmt.Errorf("invoice %s: settled when canceled, %s when looked up", d.hash, inv.State)
+		}
 	}
 	return true, w.recordDeposit(ctx, d.tenant, d.payment, inv)
 }

@@ -51,6 +51,45 @@ func (n *LND) LookupInvoice(ctx context.Context, paymentHash string) (InvoiceSta
 	return s, nil
 }
 
+// ErrInvoiceSettled says an invoice could not be canceled because it was
+// paid: the payer's money is ours, and the deposit must be recorded.
+var ErrInvoiceSettled = errors.New("lnd cancel invoice: the invoice is settled")
+
+// lnd's answers to CancelInvoice for a settled invoice and for one it does
+// not know (its invoices package's ErrInvoiceAlreadySettled and
+// ErrInvoiceNotFound), both sent as gRPC Unknown (HTTP 500).
+const (
+	invoiceAlreadySettled = "invoice already settled"
+	invoiceNotFound       = "unable to locate invoice"
+)
+
+// CancelInvoice cancels the deposit invoice with paymentHash (lowercase
+// hex), as POST /v2/invoices/cancel (invoicesrpc CancelInvoice), so that it
+// can never be paid: the step before a payment expires. Canceling a
+// canceled invoice succeeds. ErrInvoiceSettled says it was paid first; an
+// invoice this node does not know is a *RejectedError.
+func (n *LND) CancelInvoice(ctx context.Context, paymentHash string) error {
+	const op = "lnd cancel invoice"
+	hash, err := hex.DecodeString(paymentHash)
+	if err != nil || len(hash) != 32 {
+		return reject(op, "payment hash %q is not 32 bytes of hex", paymentHash)
+	}
+	req := struct {
+		PaymentHash []byte `json:"payment_hash"`
+	}{hash}
+	err = n.call(ctx, op, http.MethodPost, "/v2/invoices/cancel", req, &struct{}{})
+	var le *lndError
+	switch {
+	case errors.As(err, &le) && strings.Contains(le.Message, invoiceAlreadySettled):
+		return ErrInvoiceSettled
+	case errors.As(err, &le) && strings.Contains(le.Message, invoiceNotFound):
+		return reject(op, "%s", le.Message)
+	case err != nil:
+		return classify(op, err)
+	}
+	return nil
+}
+
 // ErrPaymentNotFound says LND never started a payment for the hash: paying
 // the invoice now is the first attempt.
 var ErrPaymentNotFound = errors.New("lnd track: no payment for this hash")

@@ -44,6 +44,9 @@ type Node struct {
 	payments  map[[32]byte]string   // status of each payment we sent, by hash
 	preimages map[[32]byte][32]byte // what the payees' nodes know, to settle our payments
 	sends     int                   // POST /v2/router/send calls
+	// settleOnCancel: the payer's payment lands just before the next
+	// cancel of its invoice, which then finds it settled.
+	settleOnCancel bool
 }
 
 type invoice struct {
@@ -86,15 +89,34 @@ func (n *Node) LND(preimageKey []byte) *lightning.LND {
 }
 
 // Settle pays the deposit invoice with paymentHash (hex) in full at at, as
-// a payer's wallet would.
-func (n *Node) Settle(paymentHash string, at time.Time) {
+// a payer's wallet would. A canceled invoice cannot be paid: Settle
+// reports false and changes nothing.
+func (n *Node) Settle(paymentHash string, at time.Time) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	inv := n.invoices[mustHash(n.t, paymentHash)]
 	if inv == nil {
 		n.t.Fatalf("lndtest: no invoice %s to settle", paymentHash)
 	}
+	if inv.state == "CANCELED" {
+		return false
+	}
 	inv.state, inv.paid, inv.settledAt = "SETTLED", inv.value, at
+	return true
+}
+
+// SettleOnCancel makes the next cancel of an open invoice find it settled,
+// as when the payer's payment lands between a lookup and the cancel.
+func (n *Node) SettleOnCancel() { n.mu.Lock(); n.settleOnCancel = true; n.mu.Unlock() }
+
+// InvoiceState is the state of the deposit invoice with paymentHash (hex).
+func (n *Node) InvoiceState(paymentHash string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if inv := n.invoices[mustHash(n.t, paymentHash)]; inv != nil {
+		return inv.state
+	}
+	return ""
 }
 
 // FailPayments makes every payment fail with reason (FAILURE_REASON_...).
@@ -140,6 +162,8 @@ func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		n.addInvoice(w, r)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/invoice/"):
 		n.lookupInvoice(w, r)
+	case r.Method == http.MethodPost && r.URL.Path == "/v2/invoices/cancel":
+		n.cancelInvoice(w, r)
 	case r.Method == http.MethodPost && r.URL.Path == "/v2/router/send":
 		n.send(w, r)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v2/router/track/"):
@@ -205,6 +229,35 @@ func (n *Node) lookupInvoice(w http.ResponseWriter, r *http.Request) {
 		grpcError(w, http.StatusNotFound, "unable to locate invoice")
 	default:
 		writeJSON(w, http.StatusOK, body)
+	}
+}
+
+// cancelInvoice cancels as lnd's invoicesrpc CancelInvoice does: an open
+// (or accepted) invoice becomes CANCELED, a canceled one stays so without
+// an error, and a settled or unknown one is an error of code Unknown.
+func (n *Node) cancelInvoice(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		PaymentHash []byte `json:"payment_hash"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.PaymentHash) != 32 {
+		grpcError(w, http.StatusBadRequest, "bad request")
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	inv := n.invoices[[32]byte(req.PaymentHash)]
+	if inv != nil && inv.state != "SETTLED" && inv.state != "CANCELED" && n.settleOnCancel {
+		n.settleOnCancel = false
+		inv.state, inv.paid, inv.settledAt = "SETTLED", inv.value, time.Now()
+	}
+	switch {
+	case inv == nil:
+		grpcError(w, http.StatusInternalServerError, "unable to locate invoice")
+	case inv.state == "SETTLED":
+		grpcError(w, http.StatusInternalServerError, "invoice already settled")
+	default:
+		inv.state = "CANCELED"
+		writeJSON(w, http.StatusOK, map[string]any{})
 	}
 }
 
