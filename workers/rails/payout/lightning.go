@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/workers/rails/lightning"
@@ -147,22 +148,53 @@ func (l *Lightning) check(pr string, msat int64) string {
 	return ""
 }
 
+// errPayingElsewhere says another call is paying the stored invoice now;
+// like a payment in flight, the next call learns the outcome.
+var errPayingElsewhere = errors.New("another call is paying it")
+
 // pay settles a pending payout. It first asks LND whether an earlier call
 // already paid the stored invoice: a retry must learn that outcome rather
 // than send again, since LND may refuse a second send for reasons (an
 // expired invoice) that say nothing about the first.
+//
+// One call at a time does this for a payout: its row stays locked from the
+// lookup to the record of the outcome. LND never pays a hash twice, but it
+// takes a new attempt at a hash whose payment failed, so two calls that
+// both found no payment could otherwise both send: the first's payment
+// fails and is recorded failed (and the payment refunded), the second's
+// succeeds, and the recipient is paid too. A call that finds the row
+// locked returns errPayingElsewhere. The lock goes with its connection
+// when a process dies, and the next call asks LND.
 func (l *Lightning) pay(ctx context.Context, key string, row lnPayout) (lnPayout, error) {
 	hash, err := hex.DecodeString(row.paymentHash)
 	if err != nil || len(hash) != 32 {
 		return lnPayout{}, fmt.Errorf("lightning payout %s: stored payment hash %q", key, row.paymentHash)
+	}
+	tx, err := l.pool.Begin(ctx)
+	if err != nil {
+		return lnPayout{}, fmt.Errorf("lightning payout %s: %w", key, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	var status string
+	err = tx.QueryRow(ctx, `SELECT status FROM lightning_payouts WHERE idempotency_key = $1 FOR UPDATE NOWAIT`, key).Scan(&status)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available: NOWAIT found it locked
+		return lnPayout{}, fmt.Errorf("lightning payout %s: %w", key, errPayingElsewhere)
+	case err != nil:
+		return lnPayout{}, fmt.Errorf("lightning payout %s: lock: %w", key, err)
+	case status != "pending": // recorded while this call looked
+		row, _, err := l.load(ctx, key)
+		return row, err
 	}
 	res, err := l.payer.TrackPayment(ctx, [32]byte(hash))
 	if errors.Is(err, lightning.ErrPaymentNotFound) {
 		res, err = l.payer.PayInvoice(ctx, row.paymentRequest, l.fees.of(row.amountMsat/1000))
 		var rejected *lightning.RejectedError
 		if errors.As(err, &rejected) {
-			// Another process may have started this payment between our
-			// lookup and our send: its outcome, if any, is the answer.
+			// A process that died after its send reached LND may have
+			// started this payment between our lookup and our send: its
+			// outcome, if any, is the answer.
 			if again, terr := l.payer.TrackPayment(ctx, [32]byte(hash)); !errors.Is(terr, lightning.ErrPaymentNotFound) {
 				res, err = again, terr
 			}
@@ -171,18 +203,22 @@ func (l *Lightning) pay(ctx context.Context, key string, row lnPayout) (lnPayout
 	var rejected *lightning.RejectedError
 	switch {
 	case err == nil:
-		return l.finish(ctx, key, "paid", "", res)
+		return l.finish(ctx, tx, key, "paid", "", res)
 	case errors.As(err, &rejected):
-		return l.finish(ctx, key, "failed", "Lightning payment failed: "+rejected.Reason, res)
+		return l.finish(ctx, tx, key, "failed", "Lightning payment failed: "+rejected.Reason, res)
 	default: // in flight, or no answer: the next call asks again
 		return lnPayout{}, fmt.Errorf("lightning payout %s: %w", key, err)
 	}
 }
 
-// finish records a pending payout's outcome and returns the stored row.
-func (l *Lightning) finish(ctx context.Context, key, status, reason string, res lightning.PaymentResult) (lnPayout, error) {
-	_, err := l.pool.Exec(ctx, `UPDATE lightning_payouts SET status = $2, reason = $3, preimage = $4, fee_msat = $5,
+// finish records a pending payout's outcome in tx, which holds its row,
+// commits, and returns the stored row.
+func (l *Lightning) finish(ctx context.Context, tx pgx.Tx, key, status, reason string, res lightning.PaymentResult) (lnPayout, error) {
+	_, err := tx.Exec(ctx, `UPDATE lightning_payouts SET status = $2, reason = $3, preimage = $4, fee_msat = $5,
 		updated_at = now() WHERE idempotency_key = $1 AND status = 'pending'`, key, status, reason, res.Preimage, res.FeeMsat)
+	if err == nil {
+		err = tx.Commit(ctx)
+	}
 	if err != nil {
 		return lnPayout{}, fmt.Errorf("lightning payout %s: record %s: %w", key, status, err)
 	}

@@ -217,6 +217,60 @@ func TestLightningPayoutFailedBeforeCrash(t *testing.T) {
 	e.check(t, 0, 1, 1)
 }
 
+// TestLightningPayoutFailureRacingASend: two calls find no payment at LND;
+// one sends, the payment fails and the call records the failure; the
+// other's send, a moment later, is a new attempt LND allows on a failed
+// hash, and it succeeds. The recipient must not be paid while the payout
+// is recorded failed (the payment would then be refunded too): one call at
+// a time pays a stored invoice, and the other waits for its outcome.
+func TestLightningPayoutFailureRacingASend(t *testing.T) {
+	t.Parallel()
+	e := newLNEnv(t)
+	r := e.request()
+	e.node.FailPayments("FAILURE_REASON_NO_ROUTE")
+	tracked, release := make(chan struct{}), make(chan struct{})
+	slow := NewLightning(e.pool, &lightning.LNURLPay{AllowHTTP: true},
+		&pausingPayer{Payer: e.node.LND(bytes.Repeat([]byte{7}, 32)), tracked: tracked, release: release}, FeeLimit{Sats: 10, PPM: 5000})
+	type result struct {
+		out Outcome
+		err error
+	}
+	slowDone := make(chan result, 1)
+	go func() {
+		out, err := slow.Payout(context.Background(), r)
+		slowDone <- result{out, err}
+	}()
+	<-tracked // the slow call found no payment and is about to send
+	first, firstErr := e.rail.Payout(context.Background(), r)
+	e.node.FailPayments("") // a route appears
+	close(release)
+	got := <-slowDone
+
+	paid := e.node.Payments() == 1
+	for _, c := range []result{{first, firstErr}, got} {
+		if c.err == nil && c.out.Rejected && paid {
+			t.Fatalf("got a call answering rejected (%s) while the recipient was paid", c.out.Reason)
+		}
+	}
+	final, err := e.rail.Payout(context.Background(), r)
+	if err != nil || final.Rejected != !paid {
+		t.Fatalf("after both: got %+v, %v with the recipient paid %v; want the outcome LND had", final, err, paid)
+	}
+}
+
+// pausingPayer holds its first TrackPayment's answer until release.
+type pausingPayer struct {
+	Payer
+	once             sync.Once
+	tracked, release chan struct{}
+}
+
+func (p *pausingPayer) TrackPayment(ctx context.Context, hash [32]byte) (lightning.PaymentResult, error) {
+	res, err := p.Payer.TrackPayment(ctx, hash)
+	p.once.Do(func() { close(p.tracked); <-p.release })
+	return res, err
+}
+
 func TestByRail(t *testing.T) {
 	t.Parallel()
 	rails := ByRail{"LIGHTNING": nil}
