@@ -269,6 +269,7 @@ func (r *Relay) lead(ctx context.Context) error {
 				r.inflight.stale = true // its acknowledgements no longer say where to go on from
 			}
 			r.pubPos, r.lastPos = rd.published, -1 // lastID is read again before publishing
+			r.streamReady = false                  // and the stream says where to go on from (send)
 		}
 		r.markedPos = rd.published
 		var acked, sent int
@@ -363,6 +364,21 @@ type inflight struct {
 // (catching up after a restart, a NATS outage or a reconcile) they are read
 // from the events table. It returns how many messages it sent.
 func (r *Relay) send(ctx context.Context, conn *pgx.Conn, rd round) (int, error) {
+	if !r.streamReady {
+		// The first publish of a leadership, or after a failed publish, or
+		// after published_position moved under the relay: the stream's
+		// last message says where to go on from, not published_position,
+		// which trails JetStream by up to two rounds (and JetStream may
+		// have lost its tail, or the stream been made anew). Sending from
+		// published_position and counting on JetStream to refuse what does
+		// not follow the stream's last message is not enough: a clustered
+		// stream of nats-server 2.15 takes such a message, fails it on
+		// every replica when they apply it, and then takes nothing more.
+		if err := r.reconcile(ctx, conn); err != nil {
+			return 0, err
+		}
+		r.streamReady = true
+	}
 	published := r.pubPos
 	recs := rd.recs
 	if published != rd.prevLast || len(recs) == 0 {
@@ -377,12 +393,6 @@ func (r *Relay) send(ctx context.Context, conn *pgx.Conn, rd round) (int, error)
 	}
 	if len(recs) == 0 {
 		return 0, nil
-	}
-	if !r.streamReady {
-		if _, err := r.EnsureStream(ctx); err != nil {
-			return 0, err
-		}
-		r.streamReady = true
 	}
 	// lastID belongs to one published position: when published_position
 	// moved under the relay (an operator reset, a restore, a reconcile), the
@@ -540,7 +550,7 @@ func (r *Relay) reconcile(ctx context.Context, conn *pgx.Conn) error {
 		if perr != nil || errors.Is(err, pgx.ErrNoRows) {
 			r.log.Error("relay: the stream's last message is not a ledger event; publishing on after it",
 				"stream", r.cfg.Stream, "msgId", lastID, "seq", info.State.LastSeq)
-			r.lastID, r.lastSeq = "", info.State.LastSeq
+			r.lastID, r.lastSeq, r.lastPos = "", info.State.LastSeq, r.pubPos // send expects that sequence
 			return nil
 		}
 		if err != nil {

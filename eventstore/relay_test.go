@@ -3,7 +3,10 @@ package eventstore
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,6 +78,37 @@ func (e relayEnv) newRelay(t *testing.T, reg prometheus.Registerer) *Relay {
 	return NewRelay(e.pool, e.js, e.cfg, testLogger(t), reg)
 }
 
+// newWatchedRelay is newRelay whose log is also kept in lines.
+func (e relayEnv) newWatchedRelay(t *testing.T, lines *logLines) *Relay {
+	return NewRelay(e.pool, e.js, e.cfg, slog.New(slog.NewTextHandler(io.MultiWriter(testWriter{t}, lines), nil)), nil)
+}
+
+// logLines keeps what a logger writes.
+type logLines struct {
+	mu   sync.Mutex
+	text strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.text.Write(p)
+}
+
+// checkNoPublishRefused fails t if the relay logged a publish JetStream
+// refused: a relay taking over must go on from the stream's last message,
+// not send what does not follow it and count on JetStream to refuse it
+// (a clustered stream of nats-server 2.15 takes such a message and then
+// stops taking any).
+func (l *logLines) checkNoPublishRefused(t *testing.T) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if strings.Contains(l.text.String(), "publish failed") {
+		t.Errorf("the relay had a publish refused; want it to reconcile with the stream first:\n%s", l.text.String())
+	}
+}
+
 // checkStream waits until everything is published and checks the stream
 // holds each event exactly once, in position order.
 func (e relayEnv) checkStream(t *testing.T, ctx context.Context, within time.Duration) []publishedMsg {
@@ -132,7 +166,8 @@ func testRelayCrashBetweenPublishAndMark(t *testing.T, e relayEnv) {
 	e.crashAfterPublish(t, ctx, 0)
 
 	appendTenants(t, ctx, e.store, 3) // more events while no relay runs
-	startRelay(t, e.newRelay(t, nil))
+	var lines logLines
+	startRelay(t, e.newWatchedRelay(t, &lines))
 	msgs := e.checkStream(t, ctx, 20*time.Second)
 	if len(msgs) != 8*3 {
 		t.Errorf("got %d messages, want %d", len(msgs), 8*3)
@@ -149,6 +184,7 @@ func testRelayCrashBetweenPublishAndMark(t *testing.T, e relayEnv) {
 	if len(msgs) != 10*3 {
 		t.Errorf("got %d messages, want %d", len(msgs), 10*3)
 	}
+	lines.checkNoPublishRefused(t)
 }
 
 // TestRelayReconcilesAfterDedupWindow covers a restart after JetStream's
@@ -174,7 +210,8 @@ func testRelayReconcilesAfterDedupWindow(t *testing.T, e relayEnv) {
 	time.Sleep(4 * window) // the server forgets the message ids
 
 	appendTenants(t, ctx, e.store, 3)
-	relay := e.newRelay(t, nil)
+	var lines logLines
+	relay := e.newWatchedRelay(t, &lines)
 	relay.cfg.Duplicates = window
 	startRelay(t, relay)
 	e.checkStream(t, ctx, 20*time.Second)
@@ -190,6 +227,7 @@ func testRelayReconcilesAfterDedupWindow(t *testing.T, e relayEnv) {
 	if len(msgs) != 9*3 {
 		t.Errorf("got %d messages, want %d", len(msgs), 9*3)
 	}
+	lines.checkNoPublishRefused(t)
 }
 
 // TestRelayTwoInstances runs two relays on one database and stream: one
