@@ -538,6 +538,15 @@ func (r *Relay) reconcile(ctx context.Context, conn *pgx.Conn) error {
 	lastID := ""
 	if info.State.LastSeq > 0 {
 		msg, err := stream.GetMsg(ctx, info.State.LastSeq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			// Purged or deleted by an operator: nothing to compare with.
+			// Postgres's published_position stands, and the next message
+			// expects the stream's last sequence, so none slips in between.
+			r.log.Warn("relay: the stream's last message is gone; publishing on after published_position",
+				"stream", r.cfg.Stream, "seq", info.State.LastSeq, "publishedPosition", r.pubPos)
+			r.lastID, r.lastSeq, r.lastPos = "", info.State.LastSeq, r.pubPos
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("read stream's last message: %w", err)
 		}

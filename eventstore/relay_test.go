@@ -482,3 +482,39 @@ func histogramOf(t *testing.T, reg *prometheus.Registry, name string) *dto.Histo
 	t.Helper()
 	return metricOf(t, reg, name).GetHistogram()
 }
+
+// TestRelayGoesOnAfterAPurge: an operator purged the stream, so its last
+// message is gone; a relay taking over has nothing to reconcile with and
+// publishes on after published_position, not stalling.
+func TestRelayGoesOnAfterAPurge(t *testing.T) {
+	t.Parallel()
+	for _, server := range []string{localNATS, embeddedNATS} {
+		t.Run(server, func(t *testing.T) {
+			t.Parallel()
+			e := newRelayEnvOn(t, server)
+			ctx := testContext(t, 60*time.Second)
+			appendTenants(t, ctx, e.store, 2)
+			first := startRelay(t, e.newRelay(t, nil))
+			e.checkStream(t, ctx, 20*time.Second)
+			first.stop(t)
+			stream, err := e.js.Stream(ctx, e.stream.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := stream.Purge(ctx); err != nil {
+				t.Fatalf("purge: %v", err)
+			}
+
+			appendTenants(t, ctx, e.store, 1)
+			startRelay(t, e.newRelay(t, nil))
+			ids := waitPublished(t, ctx, e.pool, 20*time.Second)
+			var got []string
+			for _, m := range readPublished(t, ctx, e.js, e.stream.Name) {
+				got = append(got, m.MsgID)
+			}
+			if want := ids[len(ids)-3:]; !reflect.DeepEqual(got, want) {
+				t.Fatalf("after the purge: got messages %v, want the new tenant's events %v", got, want)
+			}
+		})
+	}
+}
