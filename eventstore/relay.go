@@ -119,6 +119,22 @@ func (c RelayConfig) Subject(r domain.Record) string {
 // relayLockKey is the advisory lock held by the one process that sequences and relays.
 const relayLockKey = 0x6c65646765720002
 
+// leaderConnConfig is the configuration of the connection that holds the
+// relay lock. The lock lasts as long as Postgres's session: when the
+// leader's process dies its socket closes and another process leads at
+// once, but when its host vanishes (a crash, a partition) nothing closes
+// the socket, and with the kernel's default TCP keepalive (two hours idle)
+// no event would be sequenced or published meanwhile. The server probes
+// the leader's socket after 10 s idle, every 5 s, and ends the session
+// after 3 unanswered probes. (Settings the server ignores on a Unix socket.)
+func leaderConnConfig(pool *pgxpool.Pool) *pgx.ConnConfig {
+	cfg := pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["tcp_keepalives_idle"] = "10"
+	cfg.RuntimeParams["tcp_keepalives_interval"] = "5"
+	cfg.RuntimeParams["tcp_keepalives_count"] = "3"
+	return cfg
+}
+
 // Relay sequences committed events and publishes them to JetStream. Every
 // ledgerd runs one; the one holding the advisory lock works, the others stand
 // by and take over within LeaderRetry when its connection dies.
@@ -218,7 +234,7 @@ func (r *Relay) Run(ctx context.Context) error {
 // sequences and publishes until ctx ends or the connection fails. The lock
 // dies with the connection, so a crashed leader is replaced at once.
 func (r *Relay) lead(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, r.pool.Config().ConnConfig.Copy())
+	conn, err := pgx.ConnectConfig(ctx, leaderConnConfig(r.pool))
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
@@ -569,7 +585,11 @@ func (r *Relay) reconcile(ctx context.Context, conn *pgx.Conn) error {
 	if _, err := conn.Exec(ctx, `UPDATE sequencer_state SET published_position = $1 WHERE id = 1`, position); err != nil {
 		return pgxError{fmt.Errorf("reset published position: %w", err)}
 	}
-	r.log.Warn("relay: reconciled with the stream", "publishedPosition", position, "lastMsgId", lastID)
+	level := slog.LevelInfo // the usual takeover: published_position was where the stream ends
+	if position != r.pubPos {
+		level = slog.LevelWarn
+	}
+	r.log.Log(ctx, level, "relay: reconciled with the stream", "publishedPosition", position, "was", r.pubPos, "lastMsgId", lastID)
 	r.lastID, r.lastPos, r.lastSeq = lastID, position, 0
 	r.pubPos, r.markedPos = position, position
 	return nil

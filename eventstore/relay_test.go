@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -516,5 +517,28 @@ func TestRelayGoesOnAfterAPurge(t *testing.T) {
 				t.Fatalf("after the purge: got messages %v, want the new tenant's events %v", got, want)
 			}
 		})
+	}
+}
+
+// TestRelayLeaderConnectionProbesItsPeer: the session holding the relay
+// lock has the server probe its socket, so a leader whose host vanished
+// loses the lock in some 25 s, not after the kernel's two idle hours.
+func TestRelayLeaderConnectionProbesItsPeer(t *testing.T) {
+	t.Parallel()
+	e := newRelayEnv(t)
+	ctx := testContext(t, 20*time.Second)
+	conn, err := pgx.ConnectConfig(ctx, leaderConnConfig(e.pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for name, want := range map[string]string{"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3"} {
+		var got string
+		if err := conn.QueryRow(ctx, `SELECT current_setting($1)`, name).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: got %s on the leader's session, want %s", name, got, want)
+		}
 	}
 }
