@@ -236,3 +236,28 @@ func TestLightningDepositSettledPastTheDeadline(t *testing.T) {
 	}
 	checkDepositedOnce(t, e.waitStatus(t, byExpiry.ID, domain.StatusDeposited))
 }
+
+// TestExpiryGoesPastPaymentsItCannotExpire: while the node cannot answer,
+// overdue Lightning payments stay created; the overdue payments after
+// them, here one whose invoice the node does not watch, still expire.
+func TestExpiryGoesPastPaymentsItCannotExpire(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	fake := lndtest.NewNode(t)
+	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	waiting := e.lightningPayment(t, node)
+	unwatched := e.created(t, uuid.Must(uuid.NewV7()), func(sats int64) domain.LightningInvoice {
+		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
+	})
+	fake.SetDown(true)
+	w := e.watchingWorkers(node)
+	w.expiryPage = 1
+	w.now = func() time.Time { return unwatched.ExpiresAt.Add(time.Minute) }
+	if err := w.expireDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(t, unwatched.ID, domain.StatusExpired)
+	if got, err := e.payments.Payment(context.Background(), e.tenant, waiting.ID); err != nil || got.Status != domain.StatusCreated {
+		t.Fatalf("the payment whose invoice the node cannot look up: got %s, %v, want created", got.Status, err)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
@@ -22,44 +24,76 @@ func (w *Workers) runExpiry(ctx context.Context) error {
 	return w.poll(ctx, w.cfg.ExpiryPoll, "expiry: poll", w.expireDue)
 }
 
-// expireDue expires the payments whose deadline has passed.
+// expiryPage is how many overdue payments one query reads.
+const expiryPage = 200
+
+// expireDue expires the payments whose deadline has passed, reading them
+// page by page in deadline order. Every page is read, not only the first:
+// a payment whose invoice the node cannot answer for is left for the next
+// poll, and while the node is down a page of those would otherwise hold
+// every later deadline, Lightning or not, behind it.
 func (w *Workers) expireDue(ctx context.Context) error {
 	now := w.now()
-	rows, err := w.pool.Query(ctx, `SELECT d.payment_id, d.tenant_id, coalesce(p.state->'lightningInvoice'->>'paymentHash', '')
-		FROM payment_deadlines d LEFT JOIN payments p ON p.id = d.payment_id
-		WHERE d.expires_at <= $1 ORDER BY d.expires_at LIMIT 200`, now)
-	if err != nil {
-		return err
+	var afterAt time.Time
+	var afterID uuid.UUID
+	for {
+		page, err := w.overdue(ctx, now, afterAt, afterID)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		for _, d := range page {
+			w.expire(ctx, d.openInvoice, now)
+		}
+		last := page[len(page)-1]
+		afterAt, afterID = last.expiresAt, last.payment
+		if len(page) < w.expiryPage {
+			return nil
+		}
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (openInvoice, error) {
-		var d openInvoice
-		err := r.Scan(&d.payment, &d.tenant, &d.hash)
+}
+
+// deadline is a payment_deadlines row.
+type deadline struct {
+	openInvoice
+	expiresAt time.Time
+}
+
+// overdue reads a page of the deadlines passed by now, after (at, id).
+func (w *Workers) overdue(ctx context.Context, now, at time.Time, id uuid.UUID) ([]deadline, error) {
+	rows, err := w.pool.Query(ctx, `SELECT d.payment_id, d.tenant_id, coalesce(p.state->'lightningInvoice'->>'paymentHash', ''), d.expires_at
+		FROM payment_deadlines d LEFT JOIN payments p ON p.id = d.payment_id
+		WHERE d.expires_at <= $1 AND (d.expires_at, d.payment_id) > ($2, $3)
+		ORDER BY d.expires_at, d.payment_id LIMIT $4`, now, at, id, w.expiryPage)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (deadline, error) {
+		var d deadline
+		err := r.Scan(&d.payment, &d.tenant, &d.hash, &d.expiresAt)
 		return d, err
 	})
-	if err != nil {
-		return err
-	}
-	for _, d := range list {
-		if paid, err := w.paidBeforeExpiry(ctx, d); paid || err != nil {
-			if err != nil {
-				w.log.Warn("expiry: check invoice", "payment", d.payment, "err", err)
-			}
-			continue
-		}
-		p, err := w.execute(ctx, d.tenant, d.payment, func(p domain.Payment) ([]domain.Event, error) {
-			return domain.DecideExpire(p, now)
-		})
+}
+
+// expire expires one overdue payment unless its invoice was paid.
+func (w *Workers) expire(ctx context.Context, d openInvoice, now time.Time) {
+	if paid, err := w.paidBeforeExpiry(ctx, d); paid || err != nil {
 		if err != nil {
-			if domain.ErrorKind(err) != domain.Conflict {
-				w.log.Warn("expiry: expire", "payment", d.payment, "err", err)
-			}
-			continue
+			w.log.Warn("expiry: check invoice", "payment", d.payment, "err", err)
 		}
-		if p.Status == domain.StatusExpired {
-			w.metrics.expired.Inc()
-		}
+		return
 	}
-	return nil
+	p, err := w.execute(ctx, d.tenant, d.payment, func(p domain.Payment) ([]domain.Event, error) {
+		return domain.DecideExpire(p, now)
+	})
+	if err != nil {
+		if domain.ErrorKind(err) != domain.Conflict {
+			w.log.Warn("expiry: expire", "payment", d.payment, "err", err)
+		}
+		return
+	}
+	if p.Status == domain.StatusExpired {
+		w.metrics.expired.Inc()
+	}
 }
 
 // paidBeforeExpiry reports whether d's Lightning invoice was paid,

@@ -90,6 +90,7 @@ type Workers struct {
 	settled                 *settledHere     // payments whose payout result this process recorded
 	paying                  *payingHere      // payments this process converted and is paying out now
 	stalled                 stalledCursor    // where the stalled sweep goes on from (one goroutine: runStalled)
+	expiryPage              int              // overdue payments one query reads (expiryPage; tests lower it)
 }
 
 // New returns the workers.
@@ -133,7 +134,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
 		senders: newSendingPayments(), settled: newSettledHere(), paying: newPayingHere(),
-		stalled: stalledCursor{batch: stalledBatch}}
+		stalled: stalledCursor{batch: stalledBatch}, expiryPage: expiryPage}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.
