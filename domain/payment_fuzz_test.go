@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/gowebpki/jcs"
 	"github.com/shopspring/decimal"
 )
 
@@ -21,6 +22,7 @@ func FuzzPaymentRequest(f *testing.F) {
 		`{"merchantId":"m","amount":250001,"fromCountry":"UK","isSlowPayment":true,"type":"LOAN","tag":"t"}`,
 		`{"amount":"12","bufferRate":"0.1","meta":[1]}`,
 		`{"merchantId":"m","amount":-0,"meta":{"_x":1,"refundConfig":{}}}`,
+		`{"merchantId":"m","amount":1500,"meta":{"a":1,"a":2}}`,
 	} {
 		f.Add(seed)
 	}
@@ -53,7 +55,7 @@ func FuzzPaymentRequest(f *testing.F) {
 		}
 		if o.Amount <= 10 || o.BufferRate.IsNegative() || o.BufferRate.GreaterThan(decimal.RequireFromString("0.1")) ||
 			(o.Reference != "" && !referencePattern.MatchString(o.Reference)) || o.FromCurrency == "" ||
-			(len(o.Meta) > 0 && o.Meta[0] != '{') {
+			(len(o.Meta) > 0 && o.Meta[0] != '{') || !canonicalisable(o.Meta) {
 			t.Fatalf("accepted an order that breaks the rules: %+v", o)
 		}
 		for _, m := range merchants {
@@ -88,4 +90,14 @@ func FuzzPaymentRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// canonicalisable says the sequencer can hash an event holding meta: its
+// RFC 8785 form exists (nil: no meta).
+func canonicalisable(meta json.RawMessage) bool {
+	if meta == nil {
+		return true
+	}
+	_, err := jcs.Transform(meta)
+	return err == nil
 }

@@ -230,6 +230,10 @@ func (fe *fieldErrors) meta(field string, raw json.RawMessage) (json.RawMessage,
 		fe.add(field, "must be at most 8 KiB of JSON")
 		return nil, ""
 	}
+	if err := storableJSON(compact.Bytes()); err != nil {
+		fe.add(field, "cannot be stored: "+err.Error())
+		return nil, ""
+	}
 	var method string
 	if m, ok := members["collectionMethod"]; ok && !isNull(m) {
 		if json.Unmarshal(m, &method) != nil || (method != CollectMomo && method != CollectBankTransfer) {

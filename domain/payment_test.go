@@ -99,6 +99,15 @@ func TestValidatePaymentRequestRejects(t *testing.T) {
 		{"collection method", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), FromCountry: "Kenya", Meta: json.RawMessage(`{"collectionMethod":"CARD"}`)}, false, []string{"meta.collectionMethod"}},
 		{"collection method not Kenya", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), Meta: json.RawMessage(`{"collectionMethod":"MOMO"}`)}, false, []string{"meta.collectionMethod"}},
 		{"meta too big", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), Meta: json.RawMessage(`{"x":"` + strings.Repeat("a", 9000) + `"}`)}, false, []string{"meta"}},
+		// What the sequencer's RFC 8785 canonicalisation or jsonb would
+		// refuse: stored, it would stop sequencing for every tenant.
+		{"meta duplicate names", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), Meta: json.RawMessage(`{"a":1,"a":2}`)}, false, []string{"meta"}},
+		{"meta number beyond a double", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), Meta: json.RawMessage(`{"a":1e309}`)}, false, []string{"meta"}},
+		{"meta number below a double", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), Meta: json.RawMessage(`{"a":1e-999999}`)}, false, []string{"meta"}},
+		{"meta NUL", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), Meta: json.RawMessage(`{"a":"x\u0000y"}`)}, false, []string{"meta"}},
+		{"meta NUL in a name", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), Meta: json.RawMessage(`{"\u0000":1}`)}, false, []string{"meta"}},
+		{"meta lone surrogate", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), Meta: json.RawMessage(`{"\ud800":"x"}`)}, false, []string{"meta"}},
+		{"meta string with duplicate names", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), Meta: json.RawMessage(`"{\"a\":1,\"a\":2}"`)}, false, []string{"meta"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

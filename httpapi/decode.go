@@ -34,6 +34,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	if err != nil {
 		return decodeError(err)
 	}
+	if err := domain.CheckJSONText(body); err != nil {
+		return domain.Errorf(domain.Invalid, "malformed_json", "the request body is not valid JSON text: %v", err)
+	}
 	// Names first: the decoder's own unknown-field check neither sees case
 	// nor says where a nested member is, and stops at UnmarshalJSON.
 	if err := exactNames(body, reflect.TypeOf(v)); err != nil {

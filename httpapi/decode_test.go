@@ -65,6 +65,14 @@ func TestDecode(t *testing.T) {
 			wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "patch.firstname"},
 		{name: "optional array element field in the wrong case", contentType: "application/json", body: `{"many":[{"firstName":"a"},{"FirstName":"b"}]}`,
 			wantKind: domain.Invalid, wantCode: "unknown_field", wantField: "many[1].FirstName"},
+		// encoding/json would store U+FFFD in place of these without a word.
+		{name: "invalid UTF-8", contentType: "application/json", body: "{\"apiKey\":\"Cafe\xC3\"}", wantKind: domain.Invalid, wantCode: "malformed_json"},
+		{name: "lone high surrogate", contentType: "application/json", body: `{"apiKey":"\ud800"}`, wantKind: domain.Invalid, wantCode: "malformed_json"},
+		{name: "high surrogate then not a low one", contentType: "application/json", body: `{"apiKey":"\ud800\u0041"}`, wantKind: domain.Invalid, wantCode: "malformed_json"},
+		{name: "lone low surrogate", contentType: "application/json", body: `{"apiKey":"\udc00"}`, wantKind: domain.Invalid, wantCode: "malformed_json"},
+		{name: "surrogate pair", contentType: "application/json", body: `{"apiKey":"\ud83d\ude00"}`},
+		{name: "escaped backslash before u", contentType: "application/json", body: `{"apiKey":"\\ud800"}`},
+		{name: "U+FFFD sent as such", contentType: "application/json", body: `{"apiKey":"\ufffd` + "\uFFFD ï¿½" + `"}`},
 		{name: "exactly 1 MiB", contentType: "application/json", body: strings.Repeat(" ", maxJSONBody-len(`{"apiKey":"k"}`)) + `{"apiKey":"k"}`},
 		{name: "over 1 MiB", contentType: "application/json", body: `{"apiKey":"` + strings.Repeat("a", maxJSONBody) + `"}`,
 			wantKind: domain.TooLarge, wantCode: "body_too_large"},
@@ -119,8 +127,15 @@ func FuzzDecode(f *testing.F) {
 		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		var v decodeTarget
-		if err := decode(httptest.NewRecorder(), r, &v); err != nil && domain.ErrorKind(err) == domain.Internal {
+		err := decode(httptest.NewRecorder(), r, &v)
+		if err != nil && domain.ErrorKind(err) == domain.Internal {
 			t.Fatalf("body %q: got internal error %v", body, err)
+		}
+		// Accepted text decodes as sent: a U+FFFD in a decoded string is
+		// one the body holds, never one encoding/json put in its place.
+		if err == nil && strings.Contains(v.APIKey, "\uFFFD") && !bytes.Contains(body, []byte("\uFFFD")) &&
+			!bytes.Contains(bytes.ToLower(body), []byte(`\ufffd`)) {
+			t.Fatalf("body %q: decoded apiKey %q holds a U+FFFD the body does not", body, v.APIKey)
 		}
 	})
 }

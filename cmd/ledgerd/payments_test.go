@@ -352,6 +352,11 @@ func TestCreatePaymentErrors(t *testing.T) {
 		{"bufferRate", `{"merchantId":%q,"amount":100,"reference":"r","bufferRate":0.11}`, "validation_failed", "bufferRate"},
 		{"webhookUrl", `{"merchantId":%q,"amount":100,"reference":"r","webhookUrl":"ftp://x"}`, "validation_failed", "webhookUrl"},
 		{"meta", `{"merchantId":%q,"amount":100,"reference":"r","meta":[1]}`, "validation_failed", "meta"},
+		// Stored, these would stop the sequencer for every tenant: it could not hash them (RFC 8785).
+		{"meta with a name twice", `{"merchantId":%q,"amount":100,"reference":"r","meta":{"a":1,"a":2}}`, "validation_failed", "meta"},
+		{"meta number beyond a double", `{"merchantId":%q,"amount":100,"reference":"r","meta":{"a":1e309}}`, "validation_failed", "meta"},
+		{"meta with NUL", `{"merchantId":%q,"amount":100,"reference":"r","meta":{"a":"\u0000"}}`, "validation_failed", "meta"},
+		{"meta not UTF-8", "{\"merchantId\":%q,\"amount\":100,\"reference\":\"r\",\"meta\":{\"a\":\"Caf\xc3\"}}", "malformed_json", ""},
 		{"unknown field", `{"merchantId":%q,"amount":100,"reference":"r","currency":"ZAR"}`, "unknown_field", "currency"},
 		{"Lightning to Lightning", `{"merchantId":"BTC","amount":5000}`, "unsupported_corridor", ""},
 		{"Nigeria to Nigeria", `{"merchantId":"NG","amount":5000,"fromCountry":"Nigeria"}`, "unsupported_corridor", ""},
