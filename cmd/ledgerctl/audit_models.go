@@ -13,7 +13,8 @@ import (
 // read in the order of the id of the stream that writes its rows, beside
 // the events: tenants and api_keys (tenant streams); users, momo_accounts
 // and kyc_documents (user streams); merchants; payments, payment_documents,
-// payment_deadlines and webhook_attempts (payment streams). Work lists
+// payment_deadlines and webhook_attempts (payment streams); dashboard_users
+// and dashboard_sessions (dashboard_user streams). Work lists
 // that workers also write (webhook_deliveries) and the document store's
 // bytes are not read models and are not compared.
 type auditReadModels struct {
@@ -27,6 +28,9 @@ type auditReadModels struct {
 	paymentDocs *auditTable[auditPaymentDocRow]
 	deadlines   *auditTable[auditDeadlineRow]
 	attempts    *auditTable[auditAttemptRow]
+
+	dashUsers    *auditTable[auditDashboardUserRow]
+	dashSessions *auditTable[auditSessionRow]
 
 	rests []func(context.Context) error
 }
@@ -59,6 +63,12 @@ func openAuditReadModels(ctx context.Context, conn *pgx.Conn, found *auditFindin
 	rm.attempts = openAuditModel(o, "webhook_attempts", `SELECT payment_id, event_id, attempt, tenant_id, type, at,
 		status_code, duration_ms, error FROM webhook_attempts ORDER BY payment_id, event_id, attempt`,
 		auditAttemptRow.streamID, auditAttemptRow.rowID, scanAuditAttemptRow)
+	rm.dashUsers = openAuditModel(o, "dashboard_users", `SELECT id, tenant_id, email, password_hash, setup_token_hash,
+		setup_expires_at, version, created_at, updated_at FROM dashboard_users ORDER BY id`,
+		auditDashboardUserRow.streamID, auditDashboardUserRow.rowID, scanAuditDashboardUserRow)
+	rm.dashSessions = openAuditModel(o, "dashboard_sessions", `SELECT session_hash, user_id, tenant_id, created_at,
+		expires_at, revoked_at FROM dashboard_sessions ORDER BY user_id, session_hash`,
+		auditSessionRow.streamID, auditSessionRow.rowID, scanAuditSessionRow)
 	return rm, o.err
 }
 

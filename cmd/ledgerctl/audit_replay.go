@@ -126,6 +126,8 @@ func newAuditFold(streamType string) auditFold {
 		return &auditMerchantFold{}
 	case "payment":
 		return &auditPaymentFold{}
+	case "dashboard_user":
+		return &auditDashboardUserFold{}
 	}
 	return nil
 }

@@ -33,6 +33,7 @@ type auditLedger struct {
 	user     uuid.UUID // a Normal User of tenant A with details, profile, momo accounts, KYC
 	merchant uuid.UUID // tenant A's ZAR bank merchant, "Shop Alpha"
 	paid     uuid.UUID // tenant A's payment that went all the way to success
+	dashUser uuid.UUID // tenant A's dashboard user: a password, a session ended by sign-out, one open
 	events   int
 }
 
@@ -146,6 +147,30 @@ func auditSeed(t *testing.T) auditLedger {
 	kes := s.payment(tenantB, uuid.New(), duka, now)
 	s.deposit(tenantB, kes, 1, now)
 	s.payout(tenantB, kes, false, now)
+
+	// A dashboard user through the operator's command, who sets a password
+	// and signs in twice, signing out of the first session.
+	var du dashboardUser
+	auditRun(t, l.url, &du, "dashboard-user", "add", "--tenant", a.TenantID, "--email", "ops@acme.test")
+	l.dashUser = uuid.MustParse(du.DashboardUserID)
+	ref := domain.StreamRef{TenantID: l.tenantA, Type: "dashboard_user", ID: l.dashUser}
+	dash := func(decide func(domain.DashboardUser) ([]domain.Event, error)) {
+		t.Helper()
+		if _, err := eventstore.Execute(ctx, db.store, ref, auditMeta, domain.ApplyDashboardUser, decide); err != nil {
+			t.Fatalf("dashboard user: %v", err)
+		}
+	}
+	dash(func(u domain.DashboardUser) ([]domain.Event, error) {
+		return domain.DecideSetDashboardPassword(u, u.SetupTokenHash, "$argon2id$v=19$m=65536,t=1,p=2$c2FsdA$aGFzaA", now)
+	})
+	for _, session := range []string{strings.Repeat("a1", 32), strings.Repeat("b2", 32)} {
+		dash(func(u domain.DashboardUser) ([]domain.Event, error) {
+			return domain.DecideDashboardSignIn(u, session, now.Add(12*time.Hour))
+		})
+	}
+	dash(func(u domain.DashboardUser) ([]domain.Event, error) {
+		return domain.DecideDashboardSignOut(u, strings.Repeat("a1", 32))
+	})
 
 	l.events = auditWaitSequenced(t, ctx, db)
 	return l
@@ -501,6 +526,19 @@ func TestAuditVerify(t *testing.T) {
 				SELECT $1, tenant_id, user_id, merchant_id, status, state, version, created_at, updated_at FROM payments WHERE id = $2`,
 				id, l.paid)
 			return []auditWant{{"replay", "payments " + id.String(), ""}}
+		}},
+		{"a dashboard session no event opened", func(t *testing.T, db string) []auditWant {
+			auditExec(t, db, `INSERT INTO dashboard_sessions (session_hash, user_id, tenant_id, created_at, expires_at)
+				VALUES ($1, $2, $3, now(), now() + interval '1 year')`, strings.Repeat("ee", 32), l.dashUser, l.tenantA)
+			return []auditWant{{"replay", "dashboard_sessions " + l.dashUser.String(), ""}}
+		}},
+		{"a dashboard session's end undone", func(t *testing.T, db string) []auditWant {
+			auditExec(t, db, `UPDATE dashboard_sessions SET revoked_at = NULL WHERE user_id = $1`, l.dashUser)
+			return []auditWant{{"replay", "dashboard_sessions of stream dashboard_user " + l.dashUser.String(), "revoked_at"}}
+		}},
+		{"a dashboard user's password hash edited", func(t *testing.T, db string) []auditWant {
+			auditExec(t, db, `UPDATE dashboard_users SET password_hash = 'x' WHERE id = $1`, l.dashUser)
+			return []auditWant{{"replay", "dashboard_users " + l.dashUser.String(), "password_hash"}}
 		}},
 		{"an event left unsequenced", func(t *testing.T, db string) []auditWant {
 			auditRun(t, db, nil, "apikey", "create", "--tenant", l.tenantA.String()) // no relay runs on the copy
