@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/ledger/ledger/domain"
 )
@@ -47,8 +49,9 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 			return domain.Errorf(domain.Invalid, "unreadable_body", "the request body could not be read")
 		}
 		h := sha256.New()
-		io.WriteString(h, r.Method+" "+r.URL.RequestURI()+"\n"+r.Header.Get("Content-Type")+"\n")
-		h.Write(body)
+		contentType, hashed := withoutBoundary(r.Header.Get("Content-Type"), body)
+		io.WriteString(h, r.Method+" "+r.URL.RequestURI()+"\n"+contentType+"\n")
+		h.Write(hashed)
 
 		var rec *bufferedResponse
 		status, contentType, respBody, replayed, err := s.idempotency.Do(r.Context(), scope, key, h.Sum(nil),
@@ -113,4 +116,24 @@ func (b *bufferedResponse) Write(p []byte) (int, error) {
 		b.status = http.StatusOK
 	}
 	return b.body.Write(p)
+}
+
+// boundaryToken stands for a multipart body's boundary in its hash.
+const boundaryToken = "ledger-idempotency-boundary"
+
+// withoutBoundary is a multipart request's Content-Type and body with its
+// boundary replaced by boundaryToken, for the request hash: HTTP clients
+// (curl, Go, Python) draw a new random boundary for every request, so a
+// retry of the same upload would otherwise never match its first try
+// (422 idempotency_key_reused) and could only be sent again under a new
+// key, storing the document twice. A boundary cannot occur in the parts'
+// content, so nothing else changes. Other requests are returned as they are.
+func withoutBoundary(contentType string, body []byte) (string, []byte) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	boundary := params["boundary"]
+	if err != nil || !strings.HasPrefix(mt, "multipart/") || boundary == "" {
+		return contentType, body
+	}
+	params["boundary"] = boundaryToken
+	return mime.FormatMediaType(mt, params), bytes.ReplaceAll(body, []byte("--"+boundary), []byte("--"+boundaryToken))
 }

@@ -50,6 +50,30 @@ func TestIdempotencyKey(t *testing.T) {
 			t.Errorf("without a key: got the same body twice, want distinct tokens")
 		}
 	})
+	t.Run("an upload retried with a new multipart boundary replays", func(t *testing.T) {
+		t.Parallel()
+		// Clients draw a new boundary for every request: the retry of an
+		// upload differs from its first try in that alone.
+		key := uuid.NewString()
+		upload := func(file []byte) response {
+			body, contentType := multipartBody(t, filePart("passport.pdf", file), typePart("passport"))
+			return send(t, s.newRequest(t, http.MethodPost, "/users/"+a.OwnerUserID+"/kyc-documents", body,
+				"Content-Type", contentType, "Authorization", "Bearer "+tokA, "Idempotency-Key", key))
+		}
+		first := mustStatus(t, upload(pdfBytes), http.StatusCreated)
+		second := upload(pdfBytes)
+		if second.Status != http.StatusCreated || second.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("retry: got %d %s (replayed %q), want the first answer replayed", second.Status, second.Body,
+				second.Header.Get("Idempotent-Replayed"))
+		}
+		var again map[string]any
+		mustDecode(t, second.Body, &again)
+		if again["id"] != first["id"] {
+			t.Errorf("retry: got document %v, want %v", again["id"], first["id"])
+		}
+		other := append(bytes.Clone(pdfBytes), '\n')
+		mustProblem(t, upload(other), http.StatusUnprocessableEntity, "idempotency_key_reused")
+	})
 	t.Run("same key, different body", func(t *testing.T) {
 		t.Parallel()
 		key := uuid.NewString()
