@@ -493,6 +493,10 @@ func TestAuditVerify(t *testing.T) {
 			auditExec(t, db, `UPDATE payments SET state = jsonb_set(state, '{amount}', '1501') WHERE id = $1`, l.paid)
 			return []auditWant{{"replay", "payments " + l.paid.String(), "state.amount"}}
 		}},
+		{"a payment's state amount written as a decimal", func(t *testing.T, db string) []auditWant {
+			auditExec(t, db, `UPDATE payments SET state = jsonb_set(state, '{amount}', ((state->>'amount') || '.0')::jsonb) WHERE id = $1`, l.paid)
+			return []auditWant{{"replay", "payments " + l.paid.String(), ""}}
+		}},
 		{"a user's name edited", func(t *testing.T, db string) []auditWant {
 			auditExec(t, db, `UPDATE users SET name = 'Mallory' WHERE id = $1`, l.user)
 			return []auditWant{{"replay", "users " + l.user.String(), "name"}}
