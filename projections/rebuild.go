@@ -81,8 +81,10 @@ import (
 // (kyc_documents and momo_accounts -> users, api_keys -> tenants,
 // payment_documents -> payments) are re-created between the shadow tables;
 // those leaving the group (payment_documents -> documents, the document
-// store, which is never rebuilt) point at the live table, checked in
-// NOT VALID + VALIDATE steps so uploads are not blocked for the scan. A
+// store, which is never rebuilt) point at the live table, added NOT VALID
+// (waiting for its lock 200 ms at a time, so uploads never queue behind
+// it) and validated in a transaction of its own, so uploads are not
+// blocked for the scan (addForeignKey). A
 // foreign key from a table outside the group into it makes the rebuild
 // refuse: that table belongs in the group. Privileges, triggers and row
 // security are not copied: tables with triggers or row security are

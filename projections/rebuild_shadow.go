@@ -289,7 +289,8 @@ func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
 // (the postings', half a second for a million events) ran after its index
 // build while the other connection had nothing left to do.
 func (r *rebuilder) finishShadow(ctx context.Context) error {
-	var logged, indexes, fks []string
+	var logged, indexes []string
+	var fks []func(context.Context, *pgx.Conn) error
 	sizes, err := r.shadowSizes(ctx)
 	if err != nil {
 		return err
@@ -306,21 +307,57 @@ func (r *rebuilder) finishShadow(ctx context.Context) error {
 			job = append(job, ix[1])
 		}
 		indexes = append(indexes, strings.Join(append(job, `ANALYZE `+t), "; "))
-		var add []string
 		for _, fk := range d.fks {
-			add = append(add, `ALTER TABLE `+t+` ADD CONSTRAINT `+ident(fk[0])+` `+fk[1]+` NOT VALID`,
-				`ALTER TABLE `+t+` VALIDATE CONSTRAINT `+ident(fk[0]))
-		}
-		if len(add) > 0 {
-			fks = append(fks, strings.Join(add, "; "))
+			add := `ALTER TABLE ` + t + ` ADD CONSTRAINT ` + ident(fk[0]) + ` ` + fk[1] + ` NOT VALID`
+			validate := `ALTER TABLE ` + t + ` VALIDATE CONSTRAINT ` + ident(fk[0])
+			fks = append(fks, func(ctx context.Context, c *pgx.Conn) error {
+				if err := addForeignKey(ctx, c, add); err != nil {
+					return err
+				}
+				if _, err := c.Exec(ctx, validate); err != nil {
+					return fmt.Errorf("rebuild: %s: %w", validate, err)
+				}
+				return nil
+			})
 		}
 	}
-	for _, stage := range [][]string{logged, indexes, fks} {
+	for _, stage := range [][]string{logged, indexes} {
 		if err := r.onEveryConn(ctx, stage); err != nil {
 			return err
 		}
 	}
-	return nil
+	return r.onEveryConnDo(ctx, fks)
+}
+
+// addForeignKey adds a foreign key NOT VALID in a transaction of its own.
+// Adding one takes a SHARE ROW EXCLUSIVE lock on the table it references,
+// and for payment_documents that is the live document store, whose
+// uploads hold their transaction open for the whole request body: waiting
+// in the lock queue behind one slow upload would hold every other upload
+// behind the rebuild. So it waits 200 ms at a time and steps aside in
+// between. The check of the rows (VALIDATE) runs after the commit, in its
+// own transaction, and takes only a ROW SHARE lock, which uploads pass.
+func addForeignKey(ctx context.Context, c *pgx.Conn, add string) error {
+	for attempt := 0; ; attempt++ {
+		err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '200ms'`); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, add)
+			return err
+		})
+		if err == nil || !isLockTimeout(err) || ctx.Err() != nil {
+			if err != nil {
+				return fmt.Errorf("rebuild: %s: %w", add, err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(time.Duration(attempt+1)*50*time.Millisecond, time.Second)):
+		}
+	}
 }
 
 // shadowSizes returns the shadow tables' sizes in bytes, by name.
@@ -343,18 +380,32 @@ func (r *rebuilder) shadowSizes(ctx context.Context) (map[string]int64, error) {
 // onEveryConn runs the statements, each on whichever apply connection is
 // free.
 func (r *rebuilder) onEveryConn(ctx context.Context, stmts []string) error {
-	next := make(chan string, len(stmts))
-	for _, sql := range stmts {
-		next <- sql
+	jobs := make([]func(context.Context, *pgx.Conn) error, len(stmts))
+	for i, sql := range stmts {
+		jobs[i] = func(ctx context.Context, c *pgx.Conn) error {
+			if _, err := c.Exec(ctx, sql); err != nil {
+				return fmt.Errorf("rebuild: %s: %w", sql, err)
+			}
+			return nil
+		}
+	}
+	return r.onEveryConnDo(ctx, jobs)
+}
+
+// onEveryConnDo runs the jobs, each on whichever apply connection is free.
+func (r *rebuilder) onEveryConnDo(ctx context.Context, jobs []func(context.Context, *pgx.Conn) error) error {
+	next := make(chan func(context.Context, *pgx.Conn) error, len(jobs))
+	for _, job := range jobs {
+		next <- job
 	}
 	close(next)
 	errs := make([]error, len(r.conns))
 	var wg sync.WaitGroup
 	for i, c := range r.conns {
 		wg.Go(func() {
-			for sql := range next {
-				if _, err := c.Exec(ctx, sql); err != nil {
-					errs[i] = fmt.Errorf("rebuild: %s: %w", sql, err)
+			for job := range next {
+				if err := job(ctx, c); err != nil {
+					errs[i] = err
 					return
 				}
 			}

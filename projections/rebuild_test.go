@@ -842,3 +842,59 @@ func TestRebuildHandsUnfoldableStreamsToTheProjector(t *testing.T) {
 		t.Errorf("after the rebuild the schema differs:\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(wantSchema, "\n"))
 	}
 }
+
+// TestRebuildLetsUploadsPass: the payments rebuild adds its foreign key to
+// the live document store while an upload holds its transaction open (as
+// it does for the whole request body). Other uploads must not queue behind
+// the rebuild's wait for that one; the rebuild finishes once it ends.
+func TestRebuildLetsUploadsPass(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.seedTenant(0)
+	upload := func(tx pgx.Tx) error {
+		_, err := tx.Exec(f.ctx, `INSERT INTO documents (id, tenant_id, owner, content_type, size, sha256, file_name)
+			VALUES ($1, $2, $3, 'application/pdf', 0, '', 'invoice.pdf')`, uuid.New(), uuid.New(), uuid.New())
+		return err
+	}
+	slow, err := f.pool.Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Rollback(context.Background())
+	if err := upload(slow); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := RebuildWith(f.ctx, f.pool, "payments", RebuildOptions{})
+		done <- err
+	}()
+	// Wait for the rebuild to reach the foreign key to documents.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var n int
+		if err := f.pool.QueryRow(f.ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+			AND query LIKE '%ADD CONSTRAINT%REFERENCES public.documents%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the rebuild did not reach the foreign key to documents within 60 s")
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // past one of its lock waits
+	err = pgx.BeginFunc(f.ctx, f.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(f.ctx, `SET LOCAL statement_timeout = '3s'`); err != nil {
+			return err
+		}
+		return upload(tx)
+	})
+	if err != nil {
+		t.Errorf("another upload while the rebuild waits for the open one: got %v, want it through", err)
+	}
+	slow.Rollback(f.ctx)
+	if err := <-done; err != nil {
+		t.Fatalf("rebuild: %v", err)
+	}
+}
