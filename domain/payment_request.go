@@ -117,6 +117,10 @@ func ValidatePaymentRequest(r PaymentRequest, insecureWebhooks bool) (PaymentOrd
 		fe.add("webhookSecret", "is only used with a webhookUrl")
 	case len(r.WebhookSecret) > maxWebhookSecret:
 		fe.add("webhookSecret", "must be at most 256 bytes")
+	case r.WebhookSecret != "":
+		if _, err := WebhookSigningKey(r.WebhookSecret); err != nil {
+			fe.add("webhookSecret", "cannot sign: "+err.Error())
+		}
 	}
 	o.Meta, o.CollectionMethod = fe.meta("meta", r.Meta)
 	if o.CollectionMethod != "" && o.FromCurrency != "KES" {

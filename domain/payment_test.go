@@ -94,6 +94,10 @@ func TestValidatePaymentRequestRejects(t *testing.T) {
 		{"webhook relative", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), WebhookURL: "/hooks"}, false, []string{"webhookUrl"}},
 		{"webhook credentials", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), WebhookURL: "https://u:p@example.com/"}, false, []string{"webhookUrl"}},
 		{"secret without url", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), WebhookSecret: "s"}, false, []string{"webhookSecret"}},
+		{"whsec_ secret not base64", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), WebhookURL: "https://partner.example/hook",
+			WebhookSecret: "whsec_not base64!"}, true, []string{"webhookSecret"}},
+		{"whsec_ secret with no key", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), WebhookURL: "https://partner.example/hook",
+			WebhookSecret: "whsec_"}, true, []string{"webhookSecret"}},
 		{"meta array", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), Meta: json.RawMessage("[1]")}, false, []string{"meta"}},
 		{"meta string not object", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), Meta: json.RawMessage(`"hello"`)}, false, []string{"meta"}},
 		{"collection method", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), FromCountry: "Kenya", Meta: json.RawMessage(`{"collectionMethod":"CARD"}`)}, false, []string{"meta.collectionMethod"}},
@@ -120,7 +124,7 @@ func TestValidatePaymentRequestRejects(t *testing.T) {
 func TestValidatePaymentRequestAccepts(t *testing.T) {
 	t.Parallel()
 	o := order(t, `{"MerchantID":"m","Amount":11,"Reference":"Invoice 12","FromCountry":"KE","BufferRate":0.10,
-		"Meta":"{\"collectionMethod\": \"BANK_TRANSFER\", \"a\": 1}","WebhookURL":"http://127.0.0.1:9/h","WebhookSecret":"whsec_x"}`)
+		"Meta":"{\"collectionMethod\": \"BANK_TRANSFER\", \"a\": 1}","WebhookURL":"http://127.0.0.1:9/h","WebhookSecret":"whsec_eA=="}`)
 	if o.Amount != 11 || o.FromCurrency != "KES" || o.CollectionMethod != CollectBankTransfer ||
 		!o.BufferRate.Equal(decimal.RequireFromString("0.1")) || string(o.Meta) != `{"collectionMethod":"BANK_TRANSFER","a":1}` {
 		t.Fatalf("got %+v", o)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ledger/ledger/domain"
 )
 
 // Header names fixed by the Standard Webhooks specification.
@@ -18,11 +20,6 @@ const (
 	HeaderTimestamp = "webhook-timestamp" // unix seconds of this attempt, signed, so replays go stale
 	HeaderSignature = "webhook-signature" // "v1,<base64>", several space-separated during key rotation
 )
-
-// secretPrefix marks a secret whose key is the base64 text after it; any other
-// secret is used as its raw bytes (contract §8), so keys imported from elsewhere
-// work unchanged.
-const secretPrefix = "whsec_"
 
 // Errors Verify returns (wrapped with detail), for receivers that answer
 // differently to a stale message than to a forged one.
@@ -34,16 +31,9 @@ var (
 
 // signingKey returns the HMAC key a secret stands for.
 func signingKey(secret string) ([]byte, error) {
-	key := []byte(secret)
-	if b64, ok := strings.CutPrefix(secret, secretPrefix); ok {
-		var err error
-		if key, err = base64.StdEncoding.DecodeString(b64); err != nil {
-			return nil, fmt.Errorf("webhooks: %s secret is not valid base64: %w", secretPrefix, err)
-		}
-	}
-	if len(key) == 0 {
-		// HMAC accepts an empty key, which would sign with nothing secret.
-		return nil, errors.New("webhooks: empty signing secret")
+	key, err := domain.WebhookSigningKey(secret)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: %w", err)
 	}
 	return key, nil
 }
