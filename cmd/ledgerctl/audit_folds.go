@@ -266,13 +266,18 @@ func (f *auditMerchantFold) check(ctx context.Context, rc *auditReplayCheck, s *
 // auditPaymentFold is a payment stream: payments, payment_documents,
 // payment_deadlines, webhook_attempts.
 type auditPaymentFold struct {
-	p        domain.Payment
-	docs     []domain.PaymentDocumentAttached
-	attempts []domain.PaymentWebhookAttempted // the first of each (event, attempt), as ON CONFLICT DO NOTHING keeps
+	p          domain.Payment
+	docs       []domain.PaymentDocumentAttached
+	attempts   []domain.PaymentWebhookAttempted // the first of each (event, attempt), as ON CONFLICT DO NOTHING keeps
+	deliveries auditDeliveries
+	err        error // the first a delivery's payment could not be encoded with
 }
 
-func (f *auditPaymentFold) apply(_ domain.Record, e domain.Event) {
+func (f *auditPaymentFold) apply(r domain.Record, e domain.Event) {
 	f.p = domain.ApplyPayment(f.p, e)
+	if err := f.deliveries.apply(r, e, f.p); err != nil && f.err == nil {
+		f.err = err
+	}
 	switch e := e.(type) {
 	case domain.PaymentDocumentAttached:
 		f.docs = append(f.docs, e)
@@ -302,6 +307,14 @@ func (f *auditPaymentFold) check(ctx context.Context, rc *auditReplayCheck, s *a
 	if err != nil {
 		return err
 	}
+	deliveries, err := rc.models.deliveries.take(ctx, s.ref.ID)
+	if err != nil {
+		return err
+	}
+	if f.err != nil {
+		return f.err
+	}
+	f.deliveries.check(rc, s, deliveries)
 	p := f.p
 	if row, c, ok := auditRowOf(rc, s, "payments", rows); ok {
 		c.eq("user_id", p.UserID, row.user)

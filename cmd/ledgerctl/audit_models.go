@@ -13,10 +13,10 @@ import (
 // read in the order of the id of the stream that writes its rows, beside
 // the events: tenants and api_keys (tenant streams); users, momo_accounts
 // and kyc_documents (user streams); merchants; payments, payment_documents,
-// payment_deadlines and webhook_attempts (payment streams); dashboard_users
-// and dashboard_sessions (dashboard_user streams). Work lists
-// that workers also write (webhook_deliveries) and the document store's
-// bytes are not read models and are not compared.
+// payment_deadlines, webhook_attempts and webhook_deliveries (payment
+// streams; all but a delivery's lease, which the dispatchers hold);
+// dashboard_users and dashboard_sessions (dashboard_user streams). The
+// document store's bytes are not a read model and are not compared.
 type auditReadModels struct {
 	tenants     *auditTable[auditTenantRow]
 	apiKeys     *auditTable[auditAPIKeyRow]
@@ -28,6 +28,7 @@ type auditReadModels struct {
 	paymentDocs *auditTable[auditPaymentDocRow]
 	deadlines   *auditTable[auditDeadlineRow]
 	attempts    *auditTable[auditAttemptRow]
+	deliveries  *auditTable[auditDeliveryRow]
 
 	dashUsers    *auditTable[auditDashboardUserRow]
 	dashSessions *auditTable[auditSessionRow]
@@ -63,6 +64,9 @@ func openAuditReadModels(ctx context.Context, conn *pgx.Conn, found *auditFindin
 	rm.attempts = openAuditModel(o, "webhook_attempts", `SELECT payment_id, event_id, attempt, tenant_id, type, at,
 		status_code, duration_ms, error FROM webhook_attempts ORDER BY payment_id, event_id, attempt`,
 		auditAttemptRow.streamID, auditAttemptRow.rowID, scanAuditAttemptRow)
+	rm.deliveries = openAuditModel(o, "webhook_deliveries", `SELECT payment_id, event_id, tenant_id, stream_version, type,
+		occurred_at, payment, status, attempts, next_attempt_at FROM webhook_deliveries ORDER BY payment_id, event_id`,
+		auditDeliveryRow.streamID, auditDeliveryRow.rowID, scanAuditDeliveryRow)
 	rm.dashUsers = openAuditModel(o, "dashboard_users", `SELECT id, tenant_id, email, password_hash, setup_token_hash,
 		setup_expires_at, version, created_at, updated_at FROM dashboard_users ORDER BY id`,
 		auditDashboardUserRow.streamID, auditDashboardUserRow.rowID, scanAuditDashboardUserRow)

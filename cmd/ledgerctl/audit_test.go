@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -126,12 +127,27 @@ func auditSeed(t *testing.T) auditLedger {
 	})
 	s.deposit(l.tenantA, l.paid, 1, now) // the rest: deposited
 	s.payout(l.tenantA, l.paid, false, now)
-	// A webhook attempt, appended at the stream's head as the dispatcher does.
-	if err := s.store.AppendAtHead(ctx, domain.Metadata{Actor: "worker"}, domain.StreamRef{TenantID: l.tenantA, Type: "payment", ID: l.paid},
-		domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: uuid.New(), Type: "payment.success", Attempt: 1,
-			StatusCode: 500, Duration: 40 * time.Millisecond, Err: "HTTP 500", Now: now}, domain.WebhookRetrySchedule)); err != nil {
-		t.Fatalf("append webhook attempt: %v", err)
+	// Webhook attempts, appended at the stream's head as the dispatcher
+	// does: the success's delivery failed once (still pending), the
+	// deposit's was delivered (its row gone), and one names no delivery.
+	attempt := func(eventType string, event uuid.UUID, status int) {
+		t.Helper()
+		a := domain.WebhookAttempt{EventID: event, Type: eventType, Attempt: 1, StatusCode: status,
+			Duration: 40 * time.Millisecond, Delivered: status < 300, Now: now}
+		if status >= 300 {
+			a.Err = fmt.Sprintf("HTTP %d", status)
+		}
+		if err := s.store.AppendAtHead(ctx, domain.Metadata{Actor: "worker"}, domain.StreamRef{TenantID: l.tenantA, Type: "payment", ID: l.paid},
+			domain.NewWebhookAttempted(a, domain.WebhookRetrySchedule)); err != nil {
+			t.Fatalf("append webhook attempt: %v", err)
+		}
 	}
+	eventOf := func(eventType string) uuid.UUID {
+		return auditQueryID(t, l.url, `SELECT id FROM events WHERE stream_id = $1 AND type = $2`, l.paid, eventType)
+	}
+	attempt("payment.success", eventOf("payment.success"), 500)
+	attempt("payment.deposited", eventOf("payment.deposited"), 204)
+	attempt("payment.success", uuid.New(), 500)
 
 	failed := s.payment(l.tenantA, l.user, shop, now)
 	s.deposit(l.tenantA, failed, 1, now)
@@ -530,6 +546,26 @@ func TestAuditVerify(t *testing.T) {
 				SELECT $1, tenant_id, user_id, merchant_id, status, state, version, created_at, updated_at FROM payments WHERE id = $2`,
 				id, l.paid)
 			return []auditWant{{"replay", "payments " + id.String(), ""}}
+		}},
+		{"a webhook delivery no event ordered", func(t *testing.T, db string) []auditWant {
+			id := uuid.New()
+			auditExec(t, db, `INSERT INTO webhook_deliveries (event_id, tenant_id, payment_id, stream_version, type, occurred_at,
+					payment, status, attempts, next_attempt_at)
+				SELECT $1, tenant_id, payment_id, stream_version, type, occurred_at,
+					jsonb_set(payment, '{webhookUrl}', '"https://evil.example/x"'), 'pending', 0, now()
+				FROM webhook_deliveries WHERE payment_id = $2 ORDER BY stream_version LIMIT 1`, id, l.paid)
+			return []auditWant{{"replay", "webhook_deliveries " + id.String(), ""}}
+		}},
+		{"a pending webhook delivery deleted", func(t *testing.T, db string) []auditWant {
+			ev := auditQueryID(t, db, `SELECT event_id FROM webhook_deliveries WHERE payment_id = $1 ORDER BY stream_version LIMIT 1`, l.paid)
+			auditExec(t, db, `DELETE FROM webhook_deliveries WHERE event_id = $1`, ev)
+			return []auditWant{{"replay", "webhook_deliveries " + ev.String(), ""}}
+		}},
+		{"a webhook delivery's payment edited", func(t *testing.T, db string) []auditWant {
+			ev := auditQueryID(t, db, `SELECT event_id FROM webhook_deliveries WHERE payment_id = $1 ORDER BY stream_version LIMIT 1`, l.paid)
+			auditExec(t, db, `UPDATE webhook_deliveries SET payment = jsonb_set(payment, '{webhookUrl}', '"https://evil.example/x"')
+				WHERE event_id = $1`, ev)
+			return []auditWant{{"replay", "webhook_deliveries " + ev.String(), "payment.webhookUrl"}}
 		}},
 		{"a dashboard session no event opened", func(t *testing.T, db string) []auditWant {
 			auditExec(t, db, `INSERT INTO dashboard_sessions (session_hash, user_id, tenant_id, created_at, expires_at)
