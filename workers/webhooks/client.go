@@ -130,7 +130,17 @@ func (c *Client) deliver(ctx context.Context, rawURL, secret, msgID string, body
 
 // describe turns a transport error into the text a merchant reads: without
 // the URL (the attempt list is already per payment) and with timeouts named.
+// Nothing of the service's own network shows: not the address a refused
+// name resolved to (a partner could otherwise point a name at internal
+// addresses and read where they lead), nor the resolver's address, which
+// DNS errors name.
 func describe(err error, timeout time.Duration) string {
+	if errors.Is(err, ErrNonPublicAddress) {
+		return "refused: the host resolves to an address that is not public"
+	}
+	if dnsErr, ok := errors.AsType[*net.DNSError](err); ok {
+		return "cannot resolve the host: " + dnsErr.Err
+	}
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		if ue.Timeout() {
 			return fmt.Sprintf("timeout: no answer within %s (%v)", timeout, ue.Err)

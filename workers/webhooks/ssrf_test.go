@@ -3,6 +3,7 @@ package webhooks
 import (
 	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -133,6 +134,15 @@ func TestCheckURL(t *testing.T) {
 			t.Errorf("CheckURL(%q, %v) = nil, want an error", tc.url, tc.allowPrivate)
 		case tc.want == ErrNonPublicAddress && !errors.Is(err, ErrNonPublicAddress):
 			t.Errorf("CheckURL(%q, %v) = %v, want %v", tc.url, tc.allowPrivate, err, ErrNonPublicAddress)
+		}
+		// A name's refusal goes back to the partner: it must not say what
+		// the name resolves to inside the service's network.
+		if err != nil && strings.Contains(tc.url, ".example/") {
+			for _, internal := range []string{"127.0.0.1", "10.0.0.7", "fd00::1", "169.254.169.254"} {
+				if strings.Contains(err.Error(), internal) {
+					t.Errorf("CheckURL(%q) = %v, which names the address %s", tc.url, err, internal)
+				}
+			}
 		}
 	}
 }
