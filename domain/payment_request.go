@@ -3,6 +3,7 @@ package domain
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -165,11 +166,19 @@ func (fe *fieldErrors) bufferRate(field string, raw json.RawMessage) decimal.Dec
 		fe.add(field, "must be a number")
 	case d.IsNegative() || d.GreaterThan(decimal.RequireFromString("0.10")):
 		fe.add(field, "must be between 0 and 0.10")
+	case d.Exponent() < -maxBufferRatePlaces && !d.Equal(d.Truncate(maxBufferRatePlaces)):
+		// 1e-10000 is between 0 and 0.10, and would be stored as a
+		// 10,000-digit decimal in every copy of the payment.
+		fe.add(field, fmt.Sprintf("must have at most %d decimal places", maxBufferRatePlaces))
 	default:
 		return d
 	}
 	return decimal.Zero
 }
+
+// maxBufferRatePlaces bounds a bufferRate's decimal places: a rate finer
+// than a millionth of a percent means nothing to a quote in sats or cents.
+const maxBufferRatePlaces = 8
 
 // jsonDecimal parses a JSON number literal (not a string holding one) exactly.
 func jsonDecimal(raw json.RawMessage) (decimal.Decimal, bool) {

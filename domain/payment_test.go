@@ -94,6 +94,8 @@ func TestValidatePaymentRequestRejects(t *testing.T) {
 		{"webhook relative", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), WebhookURL: "/hooks"}, false, []string{"webhookUrl"}},
 		{"webhook credentials", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), WebhookURL: "https://u:p@example.com/"}, false, []string{"webhookUrl"}},
 		{"secret without url", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), WebhookSecret: "s"}, false, []string{"webhookSecret"}},
+		{"bufferRate with 10,000 decimal places", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), BufferRate: json.RawMessage("1e-10000")}, false, []string{"bufferRate"}},
+		{"bufferRate with 9 decimal places", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), BufferRate: json.RawMessage("0.050000001")}, false, []string{"bufferRate"}},
 		{"whsec_ secret not base64", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), WebhookURL: "https://partner.example/hook",
 			WebhookSecret: "whsec_not base64!"}, true, []string{"webhookSecret"}},
 		{"whsec_ secret with no key", PaymentRequest{MerchantID: "m", Amount: json.RawMessage("100"), WebhookURL: "https://partner.example/hook",
