@@ -30,6 +30,10 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 		// to make the request safe to retry (a script whose key generator
 		// failed sends one), and running it unprotected would let that
 		// retry create a second payment.
+		if len(r.Header.Values("Idempotency-Key")) > 1 {
+			// Which one would the partner's retry send? Neither is taken.
+			return domain.Invalidf("Idempotency-Key", "must be sent once")
+		}
 		if key == "" || len(key) > maxIdempotencyKey || !printableASCII(key) {
 			return domain.Invalidf("Idempotency-Key", "must be 1 to %d printable ASCII characters", maxIdempotencyKey)
 		}

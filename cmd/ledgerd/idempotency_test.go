@@ -74,6 +74,13 @@ func TestIdempotencyKey(t *testing.T) {
 		other := append(bytes.Clone(pdfBytes), '\n')
 		mustProblem(t, upload(other), http.StatusUnprocessableEntity, "idempotency_key_reused")
 	})
+	t.Run("two keys", func(t *testing.T) {
+		t.Parallel()
+		req := s.newRequest(t, http.MethodPost, "/users/token", strings.NewReader(bodyA), "Content-Type", "application/json",
+			"Authorization", "Bearer "+tokA, "Idempotency-Key", uuid.NewString())
+		req.Header.Add("Idempotency-Key", uuid.NewString())
+		mustFieldError(t, mustProblem(t, send(t, req), http.StatusBadRequest, "validation_failed"), "Idempotency-Key")
+	})
 	t.Run("same key, different body", func(t *testing.T) {
 		t.Parallel()
 		key := uuid.NewString()
