@@ -40,6 +40,10 @@ type Error struct {
 	Message string
 	Fields  []FieldError
 	Err     error
+	// Transient says the same request may succeed if sent again shortly
+	// (a lost race with another writer): it is answered with Retry-After,
+	// and an Idempotency-Key does not keep the answer.
+	Transient bool
 }
 
 func (e *Error) Error() string {

@@ -67,7 +67,7 @@ func ExecuteFrom[S any](ctx context.Context, s *Store, stream domain.StreamRef, 
 		}
 		if errors.Is(err, ErrVersionConflict) {
 			return Snapshot[S]{}, &domain.Error{Kind: domain.Conflict, Code: "concurrent_update",
-				Message: "the resource was changed by another request; retry", Err: err}
+				Message: "the resource was changed by another request; retry", Err: err, Transient: true}
 		}
 		if err != nil {
 			return Snapshot[S]{}, err

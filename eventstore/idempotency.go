@@ -48,10 +48,11 @@ func (i *Idempotency) OnCommit(f func()) { i.committed = f }
 
 // Do runs run once per (scope, key) within IdempotencyTTL and returns its
 // response, or the recorded response of the first run (replayed true). A
-// response with status >= 500 is not recorded and its transaction is rolled
-// back, so the request can be retried with the same key.
+// response with status >= 500, or that run says is not final (it asks to
+// be retried), is not recorded and its transaction is rolled back, so the
+// request can be retried with the same key.
 func (i *Idempotency) Do(ctx context.Context, scope, key string, requestHash []byte,
-	run func(ctx context.Context) (status int, contentType string, body []byte)) (status int, contentType string, body []byte, replayed bool, err error) {
+	run func(ctx context.Context) (status int, contentType string, body []byte, final bool)) (status int, contentType string, body []byte, replayed bool, err error) {
 	select {
 	case i.slots <- struct{}{}:
 		defer func() { <-i.slots }()
@@ -93,9 +94,9 @@ func (i *Idempotency) Do(ctx context.Context, scope, key string, requestHash []b
 		return status, contentType, body, true, nil
 	}
 
-	status, contentType, body = run(withOuterTx(ctx, tx))
-	if status >= 500 {
-		return status, contentType, body, false, nil
+	status, contentType, body, final := run(withOuterTx(ctx, tx))
+	if status >= 500 || !final {
+		return status, contentType, body, false, nil // rolled back, key and all: a retry runs it again
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (scope, key, request_hash, status, content_type, body)
 		VALUES ($1, $2, $3, $4, $5, $6)`, scope, key, requestHash, status, contentType, body); err != nil {

@@ -59,12 +59,16 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 
 		var rec *bufferedResponse
 		status, contentType, respBody, replayed, err := s.idempotency.Do(r.Context(), scope, key, h.Sum(nil),
-			func(ctx context.Context) (int, string, []byte) {
+			func(ctx context.Context) (int, string, []byte, bool) {
 				rec = newBufferedResponse()
 				req := r.Clone(ctx)
 				req.Body = io.NopCloser(bytes.NewReader(body))
 				next.ServeHTTP(rec, req)
-				return rec.status, rec.header.Get("Content-Type"), rec.body.Bytes()
+				// An answer that asks to be retried (Retry-After: a 503, a
+				// lost race) is not the request's outcome: the retry with
+				// this key must run it again, not replay it for 24 hours.
+				final := rec.header.Get("Retry-After") == ""
+				return rec.status, rec.header.Get("Content-Type"), rec.body.Bytes(), final
 			})
 		if err != nil {
 			return err

@@ -95,7 +95,7 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		}
 	}
-	if status == http.StatusServiceUnavailable {
+	if status == http.StatusServiceUnavailable || de.Transient {
 		w.Header().Set("Retry-After", "1")
 	}
 	body, _ := json.Marshal(p)

@@ -37,7 +37,7 @@ type SigningKeys interface {
 // Idempotency runs a request once per Idempotency-Key (contract §1).
 type Idempotency interface {
 	Do(ctx context.Context, scope, key string, requestHash []byte,
-		run func(ctx context.Context) (status int, contentType string, body []byte)) (status int, contentType string, body []byte, replayed bool, err error)
+		run func(ctx context.Context) (status int, contentType string, body []byte, final bool)) (status int, contentType string, body []byte, replayed bool, err error)
 }
 
 // Config holds the API's settings.
