@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -15,23 +16,35 @@ type SignInThrottle struct{ pool *pgxpool.Pool }
 // NewSignInThrottle returns the throttle over pool.
 func NewSignInThrottle(pool *pgxpool.Pool) *SignInThrottle { return &SignInThrottle{pool: pool} }
 
-// SignInFailures counts the failed sign-ins of email since since.
-func (s *SignInThrottle) SignInFailures(ctx context.Context, email string, since time.Time) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM dashboard_sign_in_failures WHERE email = $1 AND failed_at > $2`,
-		email, since).Scan(&n)
+// ReserveSignInAttempt admits a sign-in attempt of email unless limit
+// attempts of it failed since since, and if it admits it, records it as a
+// failure at at, before the password is checked: a success clears it
+// (ClearSignInFailures). Counting and recording are one step under a lock
+// on the address, so attempts sent in parallel are admitted one by one and
+// no more than limit pass in a window; counting before the password check
+// and recording after it let 40 parallel guesses through a limit of 5.
+func (s *SignInThrottle) ReserveSignInAttempt(ctx context.Context, email string, since, at time.Time, limit int) (bool, error) {
+	admitted := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('dashboard sign-in ' || $1, 0))`, email); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM dashboard_sign_in_failures WHERE email = $1 AND failed_at > $2`,
+			email, since).Scan(&n); err != nil {
+			return err
+		}
+		if n >= limit {
+			return nil
+		}
+		admitted = true
+		_, err := tx.Exec(ctx, `INSERT INTO dashboard_sign_in_failures (email, failed_at) VALUES ($1, $2)`, email, at)
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("count sign-in failures: %w", err)
+		return false, fmt.Errorf("reserve sign-in attempt: %w", err)
 	}
-	return n, nil
-}
-
-// RecordSignInFailure notes a failed sign-in of email at at.
-func (s *SignInThrottle) RecordSignInFailure(ctx context.Context, email string, at time.Time) error {
-	if _, err := s.pool.Exec(ctx, `INSERT INTO dashboard_sign_in_failures (email, failed_at) VALUES ($1, $2)`, email, at); err != nil {
-		return fmt.Errorf("record sign-in failure: %w", err)
-	}
-	return nil
+	return admitted, nil
 }
 
 // ClearSignInFailures forgets email's failed sign-ins (after a success).

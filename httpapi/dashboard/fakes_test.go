@@ -83,23 +83,20 @@ func (f *fakeAccounts) DashboardSession(_ context.Context, hash string, now time
 	return s, nil
 }
 
-func (f *fakeAccounts) SignInFailures(_ context.Context, email string, since time.Time) (int, error) {
+func (f *fakeAccounts) ReserveSignInAttempt(_ context.Context, email string, since, at time.Time, limit int) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := 0
-	for _, at := range f.failures[email] {
-		if at.After(since) {
+	for _, t := range f.failures[email] {
+		if t.After(since) {
 			n++
 		}
 	}
-	return n, nil
-}
-
-func (f *fakeAccounts) RecordSignInFailure(_ context.Context, email string, at time.Time) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	if n >= limit {
+		return false, nil
+	}
 	f.failures[email] = append(f.failures[email], at)
-	return nil
+	return true, nil
 }
 
 func (f *fakeAccounts) ClearSignInFailures(_ context.Context, email string) error {

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -22,11 +23,28 @@ const (
 	argonKeyLen  = 32
 )
 
+// argonSlots bounds the argon2 computations running at once in this
+// process. Each takes 19 MiB (more for a stored hash with higher settings),
+// and sign-in needs no account: 80 parallel attempts took a process from
+// 95 MB to 1.57 GB. Beyond the bound they wait their turn, each holding a
+// goroutine, not a hash's memory.
+var argonSlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+
+// argonKey is argon2.IDKey within argonSlots.
+func argonKey(password, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
+	argonSlots <- struct{}{}
+	defer func() { <-argonSlots }()
+	return idKey(password, salt, time, memory, threads, keyLen)
+}
+
+// idKey is argon2.IDKey (a variable so a test can watch the calls overlap).
+var idKey = argon2.IDKey
+
 // hashPassword returns password's argon2id hash in PHC string format.
 func hashPassword(password string) string {
 	salt := make([]byte, 16)
 	rand.Read(salt)
-	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	key := argonKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
 }
@@ -52,7 +70,7 @@ func checkPassword(hash, password string) bool {
 	if err1 != nil || err2 != nil || len(want) == 0 {
 		return false
 	}
-	got := argon2.IDKey([]byte(password), salt, time, memory, threads, uint32(len(want)))
+	got := argonKey([]byte(password), salt, time, memory, threads, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 

@@ -48,11 +48,12 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return refuse(http.StatusUnauthorized, wrongCredentials)
 	}
-	failures, err := d.Accounts.SignInFailures(ctx, email, now.Add(-lockoutWindow))
+	// The attempt counts as failed until the password proves right.
+	admitted, err := d.Accounts.ReserveSignInAttempt(ctx, email, now.Add(-lockoutWindow), now, lockoutFailures)
 	if err != nil {
 		return err
 	}
-	if failures >= lockoutFailures {
+	if !admitted {
 		return refuse(http.StatusTooManyRequests, "Too many failed sign-ins for this address. Wait 15 minutes, then try again.")
 	}
 	acct, err := d.Accounts.DashboardAccountByEmail(ctx, email)
@@ -61,10 +62,10 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 	}
 	if acct.PasswordHash == "" {
 		checkPassword(dummyHash(), password) // the same time as a wrong password
-		return d.signInFailed(w, r, email, refuse)
+		return refuse(http.StatusUnauthorized, wrongCredentials)
 	}
 	if !checkPassword(acct.PasswordHash, password) {
-		return d.signInFailed(w, r, email, refuse)
+		return refuse(http.StatusUnauthorized, wrongCredentials)
 	}
 	session := randomToken()
 	meta := viewer{DashboardSession: domain.DashboardSession{UserID: acct.ID}}.metadata()
@@ -82,14 +83,6 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 	d.renewCSRF(w) // a token planted before sign-in is worthless after it
 	http.Redirect(w, r, "/dashboard/payments", http.StatusSeeOther)
 	return nil
-}
-
-// signInFailed records a failure for the lock-out and shows the form again.
-func (d *Dashboard) signInFailed(w http.ResponseWriter, r *http.Request, email string, refuse func(int, string) error) error {
-	if err := d.Accounts.RecordSignInFailure(r.Context(), email, d.now()); err != nil {
-		return err
-	}
-	return refuse(http.StatusUnauthorized, wrongCredentials)
 }
 
 // signOut is POST /dashboard/sign-out: append dashboard_user.signed_out,
