@@ -344,13 +344,15 @@ published; a user's KYB business record is withheld whole all the same, since a 
 proprietor's record names its owner.
 
 No event holds a secret a reader could use as it is: API key secrets, sessions and set-password
-links are stored as SHA-256 hashes of random values, dashboard passwords as argon2id hashes. A
-payment's ` + "`webhookSecret`" + `, which the service must use again to sign the payment's webhooks,
-is stored sealed (since the sealing keys of eventstore migration 0011):
-` + "`sealed:v1:<key id>:<base64url>`" + `, AES-256-GCM under a key kept in the database, opened only by
-the process that sends a webhook. GET /events, the dashboard and ` + "`ledgerctl events export`" + ` show
-the sealed text, and the hash covers it, so an auditor recomputes every hash without learning the
-secret. Payments created before then keep the secret as it was given.
+links are stored as SHA-256 hashes of random values (256 bits: nothing to guess at). A payment's
+` + "`webhookSecret`" + `, which the service must use again to sign the payment's webhooks, and a
+dashboard password's argon2id hash, which a reader could otherwise try guesses against offline,
+with no lock-out, are stored sealed (webhook secrets since the sealing keys of eventstore migration
+0011, password hashes since 2026-11-26): ` + "`sealed:v1:<key id>:<base64url>`" + `, AES-256-GCM under a
+key kept in the database, opened only by the process that sends a webhook or checks a sign-in.
+GET /events, the dashboard and ` + "`ledgerctl events export`" + ` show the sealed text, and the hash
+covers it, so an auditor recomputes every hash without learning the secret. Payments and passwords
+from before then keep the value as it was given.
 
 In the tables below, ` + "`a.b`" + ` is member ` + "`b`" + ` of object ` + "`a`" + ` and ` + "`a[].b`" + ` member ` + "`b`" + ` of every element of
 array ` + "`a`" + `. Decimals are strings, so they stay exact; an array may be ` + "`null`" + ` when empty. The

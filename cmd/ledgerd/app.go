@@ -106,7 +106,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	reader := projections.NewReader(a.pool)
 	uses := eventstore.NewAPIKeyUses(a.pool)
 	keys := eventstore.NewKeys(a.pool)
-	sealer := eventstore.NewSealer(a.pool) // webhookSecrets: sealed by the API, opened by the webhook sender
+	sealer := eventstore.NewSealer(a.pool) // webhookSecrets and dashboard password hashes
 	rails, err := newRails(cfg)
 	if err != nil {
 		return nil, err
@@ -140,7 +140,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
 			CheckWebhookURL: checkHook, SealSecret: sealer.Seal, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready,
 			Unavailable: eventstore.Unavailable, Registry: reg})
-	a.dash = a.newDashboard(reader, pays, uses, httpapi.NewPresigner(keys, cfg.PublicURL, nil))
+	a.dash = a.newDashboard(reader, pays, uses, sealer, httpapi.NewPresigner(keys, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.dash)
 	return a, nil
 }

@@ -161,10 +161,11 @@ func withDashboard(api, dash http.Handler) http.Handler {
 
 // newDashboard builds the partner dashboard over the app's stores.
 func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *eventstore.APIKeyUses,
-	links dashboard.DocumentLinks) *dashboard.Dashboard {
+	sealer *eventstore.Sealer, links dashboard.DocumentLinks) *dashboard.Dashboard {
 	return dashboard.New(dashboard.Config{SecureCookies: secureCookies(a.cfg.PublicURL)}, dashboard.Deps{
 		Log:         a.log,
 		Accounts:    dashboardAccounts{Reader: reader, SignInThrottle: eventstore.NewSignInThrottle(a.pool), store: a.store},
+		Secrets:     sealer, // password hashes, like webhookSecrets
 		Credentials: dashboardCredentials{reader: reader, uses: uses, store: a.store},
 		Payments:    pays,
 		Users:       reader,

@@ -90,6 +90,15 @@ func TestDashboardInBrowser(t *testing.T) {
 	const email, password = "ops@acme.example", "correct horse battery staple"
 	link := s.addDashboardUser(t, acme.TenantID, email)
 	signInToDashboard(t, ctx, link.SetPasswordURL, email, password, artifacts)
+	// The password's argon2id hash is sealed in its event, which every
+	// holder of the tenant's API keys reads in GET /events: signing in
+	// above went through the sealed hash.
+	var stored string
+	s.queryRow(t, `SELECT data->>'passwordHash' FROM events WHERE type = 'dashboard_user.password_set' AND stream_id = $1`,
+		[]any{link.DashboardUserID}, &stored)
+	if !strings.HasPrefix(stored, "sealed:v1:") || strings.Contains(stored, "argon2") {
+		t.Errorf("dashboard_user.password_set passwordHash: got %.30q..., want it sealed", stored)
+	}
 
 	// An API key: its secret is shown once, on the page after the create.
 	browse(t, ctx, "create an API key",

@@ -110,6 +110,7 @@ type Config struct {
 type Deps struct {
 	Log         *slog.Logger
 	Accounts    Accounts
+	Secrets     Secrets
 	Credentials Credentials
 	Payments    Payments
 	Users       Users
@@ -117,6 +118,15 @@ type Deps struct {
 	Ledger      Ledger
 	Documents   DocumentLinks
 	Feed        Feed
+}
+
+// Secrets seals what the events must keep but no reader of them may use
+// (eventstore.Sealer): a password's argon2id hash, which every holder of
+// the tenant's API keys and every colleague could otherwise read in
+// GET /events and try guesses against offline, with no lock-out.
+type Secrets interface {
+	Seal(ctx context.Context, secret string) (string, error)
+	Open(ctx context.Context, stored string) (string, error)
 }
 
 // Dashboard serves /dashboard.

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"encoding/base64"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -333,7 +334,7 @@ func newHarness(t *testing.T, creds fakeCredentials) *harness {
 	h.accounts.add(h.tenant, testEmail, testPassword, "")
 	h.d = New(Config{SecureCookies: true}, Deps{Log: slog.New(slog.DiscardHandler), Accounts: h.accounts,
 		Credentials: creds, Payments: h.payments, Users: fakeUsers{h.reads}, Events: fakeEvents{h.reads},
-		Ledger: fakeLedger{h.reads}, Documents: fakeLinks{}, Feed: h.feed})
+		Ledger: fakeLedger{h.reads}, Documents: fakeLinks{}, Feed: h.feed, Secrets: fakeSecrets{}})
 	h.d.now = func() time.Time { return h.now }
 	return h
 }
@@ -388,3 +389,23 @@ func (h *harness) signIn() {
 }
 
 func body(rec *httptest.ResponseRecorder) string { return rec.Body.String() }
+
+// fakeSecrets seals as eventstore.Sealer does, in form only: a prefix and
+// base64, so a sealed value never holds the secret as it is. A value
+// without the prefix (stored before sealing) opens as it is.
+type fakeSecrets struct{}
+
+const fakeSealed = "sealed:test:"
+
+func (fakeSecrets) Seal(_ context.Context, secret string) (string, error) {
+	return fakeSealed + base64.StdEncoding.EncodeToString([]byte(secret)), nil
+}
+
+func (fakeSecrets) Open(_ context.Context, stored string) (string, error) {
+	b64, ok := strings.CutPrefix(stored, fakeSealed)
+	if !ok {
+		return stored, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(b64)
+	return string(b), err
+}

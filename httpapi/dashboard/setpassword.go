@@ -50,7 +50,11 @@ func (d *Dashboard) setPassword(w http.ResponseWriter, r *http.Request) error {
 		return again("The two passwords differ.")
 	}
 	meta := viewer{DashboardSession: domain.DashboardSession{UserID: acct.ID}}.metadata()
-	hash, now := hashPassword(password), d.now()
+	hash, err := d.Secrets.Seal(r.Context(), hashPassword(password))
+	if err != nil {
+		return err
+	}
+	now := d.now()
 	_, err = d.Accounts.ExecuteDashboardUser(r.Context(), dashboardUserStream(acct.TenantID, acct.ID), meta,
 		func(u domain.DashboardUser) ([]domain.Event, error) {
 			return domain.DecideSetDashboardPassword(u, tokenHash(token), hash, now)

@@ -64,7 +64,11 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 		checkPassword(dummyHash(), password) // the same time as a wrong password
 		return refuse(http.StatusUnauthorized, wrongCredentials)
 	}
-	if !checkPassword(acct.PasswordHash, password) {
+	hash, err := d.Secrets.Open(ctx, acct.PasswordHash) // opened when sealed; one stored before sealing as it is
+	if err != nil {
+		return err
+	}
+	if !checkPassword(hash, password) {
 		return refuse(http.StatusUnauthorized, wrongCredentials)
 	}
 	session := randomToken()

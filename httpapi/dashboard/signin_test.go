@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -135,9 +136,18 @@ func TestSetPassword(t *testing.T) {
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("set password: got %d, want 303 (%s)", rec.Code, body(rec))
 	}
+	// The event keeps the hash sealed: readers of the events (GET /events,
+	// the events page) cannot guess at it offline.
 	u := h.accounts.users[id]
-	if !checkPassword(u.PasswordHash, "a long enough one") || u.SetupTokenHash != "" {
-		t.Errorf("after set password: got %+v, want the password's hash and the link used up", u)
+	hash, err := fakeSecrets{}.Open(context.Background(), u.PasswordHash)
+	if !strings.HasPrefix(u.PasswordHash, fakeSealed) || err != nil || !checkPassword(hash, "a long enough one") ||
+		u.SetupTokenHash != "" {
+		t.Errorf("after set password: got %+v, want the password's hash sealed and the link used up", u)
+	}
+	// And the password signs in, through the sealed hash.
+	rec = h.post("/dashboard/sign-in", url.Values{"email": {"new@acme.example"}, "password": {"a long enough one"}}, true)
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/dashboard/payments" {
+		t.Errorf("sign in with the new password: got %d to %q, want 303 to /dashboard/payments", rec.Code, rec.Header().Get("Location"))
 	}
 	if rec := h.get("/dashboard/set-password?token=the-token"); rec.Code != http.StatusNotFound {
 		t.Errorf("the link again: got %d, want 404", rec.Code)
