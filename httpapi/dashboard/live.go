@@ -61,6 +61,7 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request) error {
 	rc.Flush()
 	heartbeat := time.NewTicker(liveHeartbeat)
 	defer heartbeat.Stop()
+	var checked time.Time // when the session was last found open
 	for {
 		select {
 		case <-r.Context().Done():
@@ -68,6 +69,9 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request) error {
 		case <-d.closing:
 			return nil
 		case <-heartbeat.C:
+			if !d.stillSignedIn(r, v, &checked, 0) {
+				return nil
+			}
 			fmt.Fprint(w, ": heartbeat\n\n")
 		case id, ok := <-changes:
 			if !ok {
@@ -75,6 +79,9 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request) error {
 			}
 			if only != uuid.Nil && id != only {
 				continue
+			}
+			if !d.stillSignedIn(r, v, &checked, time.Second) {
+				return nil
 			}
 			if err := d.sendPayment(w, r, v.TenantID, id); err != nil {
 				d.Log.Warn("dashboard live update", "payment", id, "err", err)
@@ -85,6 +92,24 @@ func (d *Dashboard) live(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
+}
+
+// stillSignedIn reports whether the stream's session is still open, asking
+// unless it was found open less than fresh ago. A stream is checked when it
+// opens like any request; a sign-out, a new password or the session's end
+// must close one already open too, before it sends anything more.
+func (d *Dashboard) stillSignedIn(r *http.Request, v viewer, checked *time.Time, fresh time.Duration) bool {
+	if fresh > 0 && time.Since(*checked) < fresh {
+		return true
+	}
+	if _, err := d.Accounts.DashboardSession(r.Context(), tokenHash(v.SessionID), d.now()); err != nil {
+		if domain.ErrorKind(err) != domain.NotFound {
+			d.Log.Warn("dashboard live: check session", "err", err)
+		}
+		return false
+	}
+	*checked = time.Now()
+	return true
 }
 
 // sendPayment writes the payment's current state as a "payment" event.

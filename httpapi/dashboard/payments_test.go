@@ -150,3 +150,42 @@ func TestLiveEndsOnClose(t *testing.T) {
 		t.Fatal("stream still open 5s after Close, want it ended")
 	}
 }
+
+// TestLiveEndsAtSignOut: a stream opened before its session was signed out
+// sends nothing more and ends, though payments keep changing.
+func TestLiveEndsAtSignOut(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fakeCredentials{})
+	id := h.addPayment(domain.StatusCreated)
+	h.signIn()
+	session := h.cookies[sessionCookie]
+	srv := httptest.NewServer(h.d)
+	t.Cleanup(srv.Close)
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/dashboard/live", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(session)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if rec := h.post("/dashboard/sign-out", nil, true); rec.Code != http.StatusSeeOther {
+		t.Fatalf("sign out: got %d, want 303", rec.Code)
+	}
+	h.feed.ch <- id
+	ended := make(chan string, 1)
+	go func() {
+		rest, _ := io.ReadAll(resp.Body)
+		ended <- string(rest)
+	}()
+	select {
+	case rest := <-ended:
+		if strings.Contains(rest, "data: ") {
+			t.Errorf("after sign-out the stream sent %q, want nothing more", rest)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("stream still open 5s after sign-out and a change, want it ended")
+	}
+}
