@@ -48,6 +48,21 @@ func (e env) watchingWorkers(node *lightning.LND) *Workers {
 	return w
 }
 
+// newLND is a fake LND and this service's client of it.
+func newLND(t *testing.T) (*lndtest.Node, *lightning.LND) {
+	fake := lndtest.NewNode(t)
+	return fake, fake.LND(bytes.Repeat([]byte{9}, 32))
+}
+
+// expireAt runs w's expiry timer once, at at.
+func expireAt(t *testing.T, w *Workers, at time.Time) {
+	t.Helper()
+	w.now = func() time.Time { return at }
+	if err := w.expireDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // checkDepositedOnce fails t unless p took its invoice's amount once.
 func checkDepositedOnce(t *testing.T, p domain.PaymentSnapshot) {
 	t.Helper()
@@ -69,8 +84,7 @@ func checkDepositedOnce(t *testing.T, p domain.PaymentSnapshot) {
 func TestLightningDepositOnceWithTwoWatchers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	fake := lndtest.NewNode(t)
-	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	fake, node := newLND(t)
 	e.strangerPayment(t)
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -98,8 +112,7 @@ func TestLightningDepositOnceWithTwoWatchers(t *testing.T) {
 func TestLightningDepositConcurrentRecords(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	fake := lndtest.NewNode(t)
-	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	fake, node := newLND(t)
 	p := e.lightningPayment(t, node)
 	fake.Settle(p.LightningInvoice.PaymentHash, time.Now())
 	var wg sync.WaitGroup
@@ -122,8 +135,7 @@ func TestLightningDepositConcurrentRecords(t *testing.T) {
 func TestLightningDepositFoundAfterRestart(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	fake := lndtest.NewNode(t)
-	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	fake, node := newLND(t)
 	early := e.lightningPayment(t, node)
 	fake.Settle(early.LightningInvoice.PaymentHash, time.Now())
 	ctx, stop := context.WithCancel(context.Background())
@@ -136,10 +148,7 @@ func TestLightningDepositFoundAfterRestart(t *testing.T) {
 	paid, unpaid, stranger := e.lightningPayment(t, node), e.lightningPayment(t, node), e.strangerPayment(t)
 	fake.Settle(paid.LightningInvoice.PaymentHash, paid.ExpiresAt.Add(-time.Second))
 	w := e.watchingWorkers(node)
-	w.now = func() time.Time { return stranger.ExpiresAt.Add(time.Minute) }
-	if err := w.expireDue(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	expireAt(t, w, stranger.ExpiresAt.Add(time.Minute))
 	checkDepositedOnce(t, e.waitStatus(t, paid.ID, domain.StatusDeposited))
 	e.waitStatus(t, unpaid.ID, domain.StatusExpired)
 	e.waitStatus(t, stranger.ID, domain.StatusExpired)
@@ -150,15 +159,11 @@ func TestLightningDepositFoundAfterRestart(t *testing.T) {
 func TestLightningDepositWaitsForTheNode(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	fake := lndtest.NewNode(t)
-	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	fake, node := newLND(t)
 	p := e.lightningPayment(t, node)
 	fake.SetDown(true)
 	w := e.watchingWorkers(node)
-	w.now = func() time.Time { return p.ExpiresAt.Add(time.Minute) }
-	if err := w.expireDue(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	expireAt(t, w, p.ExpiresAt.Add(time.Minute))
 	if got, err := e.payments.Payment(context.Background(), e.tenant, p.ID); err != nil || got.Status != domain.StatusCreated {
 		t.Fatalf("got %s, %v, want created while the node is down", got.Status, err)
 	}
@@ -175,14 +180,10 @@ func TestLightningDepositWaitsForTheNode(t *testing.T) {
 func TestExpiryCancelsTheInvoice(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	fake := lndtest.NewNode(t)
-	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	fake, node := newLND(t)
 	p := e.lightningPayment(t, node)
 	w := e.watchingWorkers(node)
-	w.now = func() time.Time { return p.ExpiresAt.Add(time.Second) }
-	if err := w.expireDue(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	expireAt(t, w, p.ExpiresAt.Add(time.Second))
 	e.waitStatus(t, p.ID, domain.StatusExpired)
 	if got := fake.InvoiceState(p.LightningInvoice.PaymentHash); got != "CANCELED" {
 		t.Fatalf("invoice of the expired payment: got %s, want CANCELED", got)
@@ -198,15 +199,11 @@ func TestExpiryCancelsTheInvoice(t *testing.T) {
 func TestExpiryRecordsAnInvoicePaidWhileCanceled(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	fake := lndtest.NewNode(t)
-	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	fake, node := newLND(t)
 	p := e.lightningPayment(t, node)
 	fake.SettleOnCancel()
 	w := e.watchingWorkers(node)
-	w.now = func() time.Time { return p.ExpiresAt.Add(time.Second) }
-	if err := w.expireDue(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	expireAt(t, w, p.ExpiresAt.Add(time.Second))
 	checkDepositedOnce(t, e.waitStatus(t, p.ID, domain.StatusDeposited))
 }
 
@@ -218,8 +215,7 @@ func TestExpiryRecordsAnInvoicePaidWhileCanceled(t *testing.T) {
 func TestLightningDepositSettledPastTheDeadline(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	fake := lndtest.NewNode(t)
-	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	fake, node := newLND(t)
 	w := e.watchingWorkers(node)
 	byWatcher := e.lightningPayment(t, node)
 	fake.Settle(byWatcher.LightningInvoice.PaymentHash, byWatcher.ExpiresAt.Add(time.Second))
@@ -230,10 +226,7 @@ func TestLightningDepositSettledPastTheDeadline(t *testing.T) {
 
 	byExpiry := e.lightningPayment(t, node)
 	fake.Settle(byExpiry.LightningInvoice.PaymentHash, byExpiry.ExpiresAt.Add(time.Second))
-	w.now = func() time.Time { return byExpiry.ExpiresAt.Add(2 * time.Second) }
-	if err := w.expireDue(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	expireAt(t, w, byExpiry.ExpiresAt.Add(2*time.Second))
 	checkDepositedOnce(t, e.waitStatus(t, byExpiry.ID, domain.StatusDeposited))
 }
 
@@ -243,8 +236,7 @@ func TestLightningDepositSettledPastTheDeadline(t *testing.T) {
 func TestExpiryGoesPastPaymentsItCannotExpire(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	fake := lndtest.NewNode(t)
-	node := fake.LND(bytes.Repeat([]byte{9}, 32))
+	fake, node := newLND(t)
 	waiting := e.lightningPayment(t, node)
 	unwatched := e.created(t, uuid.Must(uuid.NewV7()), func(sats int64) domain.LightningInvoice {
 		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
@@ -252,10 +244,7 @@ func TestExpiryGoesPastPaymentsItCannotExpire(t *testing.T) {
 	fake.SetDown(true)
 	w := e.watchingWorkers(node)
 	w.expiryPage = 1
-	w.now = func() time.Time { return unwatched.ExpiresAt.Add(time.Minute) }
-	if err := w.expireDue(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	expireAt(t, w, unwatched.ExpiresAt.Add(time.Minute))
 	e.waitStatus(t, unwatched.ID, domain.StatusExpired)
 	if got, err := e.payments.Payment(context.Background(), e.tenant, waiting.ID); err != nil || got.Status != domain.StatusCreated {
 		t.Fatalf("the payment whose invoice the node cannot look up: got %s, %v, want created", got.Status, err)
