@@ -44,15 +44,25 @@ type openInvoice struct {
 	hash            string
 }
 
-// pollInvoices records the deposits of the open invoices that settled. It
-// stops at the first failed lookup: the node is likely down, and the next
-// poll asks again.
+// lookupFailuresInARow is how many failed lookups in a row end a poll: the
+// node is likely down, and the next poll asks again.
+const lookupFailuresInARow = 3
+
+// pollInvoices records the deposits of the open invoices that settled. A
+// lookup that fails is passed over, so one invoice the node cannot answer
+// for does not hold up the others behind it; a few failures in a row end
+// the poll. It returns the first failure.
 func (w *Workers) pollInvoices(ctx context.Context) error {
 	var after uuid.UUID // keyset paging by payment id
+	var first error
+	inARow := 0
 	for {
 		page, err := w.openInvoices(ctx, after)
-		if err != nil || len(page) == 0 {
+		if err != nil {
 			return err
+		}
+		if len(page) == 0 {
+			return first
 		}
 		for _, o := range page {
 			inv, err := w.cfg.Invoices.LookupInvoice(ctx, o.hash)
@@ -64,8 +74,15 @@ func (w *Workers) pollInvoices(ctx context.Context) error {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("invoice of payment %s: %w", o.payment, err)
+				if first == nil {
+					first = fmt.Errorf("invoice of payment %s: %w", o.payment, err)
+				}
+				if inARow++; inARow >= lookupFailuresInARow {
+					return first
+				}
+				continue
 			}
+			inARow = 0
 			if !inv.Settled() {
 				continue
 			}

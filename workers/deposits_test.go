@@ -250,3 +250,19 @@ func TestExpiryGoesPastPaymentsItCannotExpire(t *testing.T) {
 		t.Fatalf("the payment whose invoice the node cannot look up: got %s, %v, want created", got.Status, err)
 	}
 }
+
+// TestLightningDepositPastAnInvoiceTheNodeCannotRead: one open invoice's
+// lookups fail; the settled invoice after it is still found and recorded,
+// and the poll reports the failure.
+func TestLightningDepositPastAnInvoiceTheNodeCannotRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	fake, node := newLND(t)
+	unreadable, paid := e.lightningPayment(t, node), e.lightningPayment(t, node) // polled in this order (UUIDv7 ids)
+	fake.BreakLookup(unreadable.LightningInvoice.PaymentHash)
+	fake.Settle(paid.LightningInvoice.PaymentHash, time.Now())
+	if err := e.watchingWorkers(node).pollInvoices(context.Background()); err == nil || !strings.Contains(err.Error(), unreadable.ID.String()) {
+		t.Errorf("poll: got %v, want the unreadable invoice's failure", err)
+	}
+	checkDepositedOnce(t, e.waitStatus(t, paid.ID, domain.StatusDeposited))
+}

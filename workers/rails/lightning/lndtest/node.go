@@ -40,6 +40,7 @@ type Node struct {
 	fail      string                // FAILURE_REASON_... for every payment; "" succeeds
 	drop      bool                  // record payments but answer sends with 502, as a crash would lose the answer
 	down      bool                  // answer everything with 503
+	broken    map[[32]byte]bool     // invoices whose lookups fail (500)
 	invoices  map[[32]byte]*invoice // deposit invoices
 	payments  map[[32]byte]string   // status of each payment we sent, by hash
 	preimages map[[32]byte][32]byte // what the payees' nodes know, to settle our payments
@@ -103,6 +104,17 @@ func (n *Node) Settle(paymentHash string, at time.Time) bool {
 	}
 	inv.state, inv.paid, inv.settledAt = "SETTLED", inv.value, at
 	return true
+}
+
+// BreakLookup makes every lookup of the invoice with paymentHash (hex)
+// fail with a 500, as one the node cannot read would.
+func (n *Node) BreakLookup(paymentHash string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.broken == nil {
+		n.broken = map[[32]byte]bool{}
+	}
+	n.broken[mustHash(n.t, paymentHash)] = true
 }
 
 // SettleOnCancel makes the next cancel of an open invoice find it settled,
@@ -211,7 +223,7 @@ func (n *Node) addInvoice(w http.ResponseWriter, r *http.Request) {
 func (n *Node) lookupInvoice(w http.ResponseWriter, r *http.Request) {
 	hash, ok := parseHex(strings.TrimPrefix(r.URL.Path, "/v1/invoice/"))
 	n.mu.Lock()
-	inv := n.invoices[hash]
+	inv, broken := n.invoices[hash], n.broken[hash]
 	var body map[string]any
 	if inv != nil {
 		body = map[string]any{"r_hash": hash[:], "payment_request": inv.pr, "value": strconv.FormatInt(inv.value, 10),
@@ -225,6 +237,8 @@ func (n *Node) lookupInvoice(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !ok:
 		grpcError(w, http.StatusBadRequest, "invalid hash")
+	case broken:
+		grpcError(w, http.StatusInternalServerError, "cannot read invoice")
 	case inv == nil:
 		grpcError(w, http.StatusNotFound, "unable to locate invoice")
 	default:
