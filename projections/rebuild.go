@@ -84,7 +84,7 @@ import (
 // store, which is never rebuilt) point at the live table, added NOT VALID
 // (waiting for its lock 200 ms at a time, so uploads never queue behind
 // it) and validated in a transaction of its own, so uploads are not
-// blocked for the scan (addForeignKey). A foreign key from a table
+// blocked for the scan (finishShadow). A foreign key from a table
 // outside the group into it makes the rebuild refuse: that table belongs
 // in the group. Privileges, triggers and row
 // security are not copied: tables with triggers or row security are

@@ -82,28 +82,38 @@ func (r *rebuilder) dropLeftovers(ctx context.Context) error {
 // with a foreign key to documents needs a brief ACCESS EXCLUSIVE lock on
 // documents to go, so the drop waits for it at most a moment at a time.
 func (r *rebuilder) dropSchema(ctx context.Context, schema string) error {
-	var err error
-	for attempt := range 50 {
-		err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+	if err := execSteppingAside(ctx, r.pool, `DROP SCHEMA IF EXISTS `+ident(schema)+` CASCADE`, 50, 20*time.Millisecond); err != nil {
+		return fmt.Errorf("rebuild: drop schema %s: %w", schema, err)
+	}
+	return nil
+}
+
+// execSteppingAside runs sql in a transaction of its own that waits 200 ms
+// at most for each lock. After a lock timeout it steps aside ((try+1) ×
+// step, a second at most) and tries again, up to tries times (0: until ctx
+// ends). It is for statements that lock the live document store, whose
+// uploads hold their transaction open for a whole request body: queueing
+// behind one of them would queue every other upload behind the rebuild.
+func execSteppingAside(ctx context.Context, db interface {
+	Begin(context.Context) (pgx.Tx, error)
+}, sql string, tries int, step time.Duration) error {
+	for try := 0; ; try++ {
+		err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '200ms'`); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+ident(schema)+` CASCADE`)
+			_, err := tx.Exec(ctx, sql)
 			return err
 		})
-		if !isLockTimeout(err) {
-			break
+		if err == nil || !isLockTimeout(err) || ctx.Err() != nil || (tries > 0 && try+1 >= tries) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Duration(attempt+1) * 20 * time.Millisecond):
+		case <-time.After(min(time.Duration(try+1)*step, time.Second)):
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("rebuild: drop schema %s: %w", schema, err)
-	}
-	return nil
 }
 
 // tableDef is what a live table needs re-created on its shadow: the
@@ -310,9 +320,13 @@ func (r *rebuilder) finishShadow(ctx context.Context) error {
 		for _, fk := range d.fks {
 			add := `ALTER TABLE ` + t + ` ADD CONSTRAINT ` + ident(fk[0]) + ` ` + fk[1] + ` NOT VALID`
 			validate := `ALTER TABLE ` + t + ` VALIDATE CONSTRAINT ` + ident(fk[0])
+			// Added NOT VALID in a transaction of its own, stepping aside
+			// from the uploads (the ADD takes a SHARE ROW EXCLUSIVE lock on
+			// documents); the rows are checked after its commit, under a
+			// ROW SHARE lock, which uploads pass.
 			fks = append(fks, func(ctx context.Context, c *pgx.Conn) error {
-				if err := addForeignKey(ctx, c, add); err != nil {
-					return err
+				if err := execSteppingAside(ctx, c, add, 0, 50*time.Millisecond); err != nil {
+					return fmt.Errorf("rebuild: %s: %w", add, err)
 				}
 				if _, err := c.Exec(ctx, validate); err != nil {
 					return fmt.Errorf("rebuild: %s: %w", validate, err)
@@ -327,37 +341,6 @@ func (r *rebuilder) finishShadow(ctx context.Context) error {
 		}
 	}
 	return r.onEveryConnDo(ctx, fks)
-}
-
-// addForeignKey adds a foreign key NOT VALID in a transaction of its own.
-// Adding one takes a SHARE ROW EXCLUSIVE lock on the table it references,
-// and for payment_documents that is the live document store, whose
-// uploads hold their transaction open for the whole request body: waiting
-// in the lock queue behind one slow upload would hold every other upload
-// behind the rebuild. So it waits 200 ms at a time and steps aside in
-// between. The check of the rows (VALIDATE) runs after the commit, in its
-// own transaction, and takes only a ROW SHARE lock, which uploads pass.
-func addForeignKey(ctx context.Context, c *pgx.Conn, add string) error {
-	for attempt := 0; ; attempt++ {
-		err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '200ms'`); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, add)
-			return err
-		})
-		if err == nil || !isLockTimeout(err) || ctx.Err() != nil {
-			if err != nil {
-				return fmt.Errorf("rebuild: %s: %w", add, err)
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(min(time.Duration(attempt+1)*50*time.Millisecond, time.Second)):
-		}
-	}
 }
 
 // shadowSizes returns the shadow tables' sizes in bytes, by name.
