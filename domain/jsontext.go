@@ -74,13 +74,11 @@ func escapedRune(b []byte) (rune, bool) {
 // (a payment's meta), could not be kept in an event. Every event's data is
 // canonicalised (RFC 8785) to hash it when it is sequenced, so what the
 // canonicalisation refuses (duplicate member names, numbers beyond a
-// double) would stop the sequencer for every tenant; and the read models
-// keep it as jsonb, which refuses \u0000 and numbers so small they
-// overflow its exponent (1e-999999; RFC 8785 would make it 0).
+// double, text that is not UTF-8 or holds an unpaired surrogate) would
+// stop the sequencer for every tenant; and the read models keep it as
+// jsonb, which refuses \u0000 and numbers so small they overflow its
+// exponent (1e-999999; RFC 8785 would make it 0).
 func storableJSON(raw []byte) error {
-	if err := CheckJSONText(raw); err != nil {
-		return err
-	}
 	if _, err := jcs.Transform(raw); err != nil {
 		return errors.New(strings.ToLower(err.Error()[:1]) + err.Error()[1:])
 	}
