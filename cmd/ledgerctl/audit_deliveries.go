@@ -26,7 +26,7 @@ type auditDelivery struct {
 	version   int
 	typ       string
 	occurred  time.Time
-	payment   []byte // the payment's JSON as the event left it
+	payment   domain.Payment // as the event left it (payment.created's data is the payment)
 	status    string
 	attempts  int
 	next      time.Time
@@ -37,12 +37,8 @@ type auditDelivery struct {
 type auditDeliveries []*auditDelivery
 
 // apply moves the deliveries on by r (whose event e has been applied to p).
-func (ds *auditDeliveries) apply(r domain.Record, e domain.Event, p domain.Payment) error {
+func (ds *auditDeliveries) apply(r domain.Record, e domain.Event, p domain.Payment) {
 	switch e := e.(type) {
-	case domain.PaymentCreated:
-		if p.WebhookURL != "" {
-			ds.add(r, json.RawMessage(r.Data))
-		}
 	case domain.PaymentWebhookAttempted:
 		for _, d := range *ds {
 			if d.event != e.EventID || d.delivered {
@@ -59,25 +55,20 @@ func (ds *auditDeliveries) apply(r domain.Record, e domain.Event, p domain.Payme
 				d.next = auditMicros(*e.NextAttemptAt)
 			}
 		}
-	default:
+	default: // payment.created and each status event
 		if domain.StatusOf(e) != "" && p.WebhookURL != "" {
-			state, err := json.Marshal(p)
-			if err != nil {
-				return fmt.Errorf("encode payment %s: %w", r.StreamID, err)
-			}
-			ds.add(r, state)
+			ds.add(r, p)
 		}
 	}
-	return nil
 }
 
-func (ds *auditDeliveries) add(r domain.Record, payment []byte) {
+func (ds *auditDeliveries) add(r domain.Record, payment domain.Payment) {
 	*ds = append(*ds, &auditDelivery{event: r.ID, version: r.StreamVersion, typ: r.Type, occurred: r.RecordedAt,
 		payment: payment, status: "pending", next: r.RecordedAt})
 }
 
 // check compares them with the payment's webhook_deliveries rows.
-func (ds auditDeliveries) check(rc *auditReplayCheck, s *auditStream, rows []auditDeliveryRow) {
+func (ds auditDeliveries) check(rc *auditReplayCheck, s *auditStream, rows []auditDeliveryRow) error {
 	byEvent := map[uuid.UUID]auditDeliveryRow{}
 	for _, row := range rows {
 		byEvent[row.event] = row
@@ -98,7 +89,11 @@ func (ds auditDeliveries) check(rc *auditReplayCheck, s *auditStream, rows []aud
 		c.eq("stream_version", d.version, row.version)
 		c.eq("type", d.typ, row.typ)
 		c.eq("occurred_at", d.occurred, row.occurred)
-		c.json("payment", d.payment, row.state)
+		payment, err := json.Marshal(d.payment)
+		if err != nil {
+			return fmt.Errorf("encode payment %s: %w", s.ref.ID, err)
+		}
+		c.json("payment", payment, row.state)
 		c.eq("status", d.status, row.status)
 		c.eq("attempts", d.attempts, row.attempts)
 		c.eq("next_attempt_at", d.next, row.next)
@@ -108,6 +103,7 @@ func (ds auditDeliveries) check(rc *auditReplayCheck, s *auditStream, rows []aud
 			rc.models.deliveries.extra(row)
 		}
 	}
+	return nil
 }
 
 type auditDeliveryRow struct {

@@ -270,14 +270,11 @@ type auditPaymentFold struct {
 	docs       []domain.PaymentDocumentAttached
 	attempts   []domain.PaymentWebhookAttempted // the first of each (event, attempt), as ON CONFLICT DO NOTHING keeps
 	deliveries auditDeliveries
-	err        error // the first a delivery's payment could not be encoded with
 }
 
 func (f *auditPaymentFold) apply(r domain.Record, e domain.Event) {
 	f.p = domain.ApplyPayment(f.p, e)
-	if err := f.deliveries.apply(r, e, f.p); err != nil && f.err == nil {
-		f.err = err
-	}
+	f.deliveries.apply(r, e, f.p)
 	switch e := e.(type) {
 	case domain.PaymentDocumentAttached:
 		f.docs = append(f.docs, e)
@@ -311,10 +308,9 @@ func (f *auditPaymentFold) check(ctx context.Context, rc *auditReplayCheck, s *a
 	if err != nil {
 		return err
 	}
-	if f.err != nil {
-		return f.err
+	if err := f.deliveries.check(rc, s, deliveries); err != nil {
+		return err
 	}
-	f.deliveries.check(rc, s, deliveries)
 	p := f.p
 	if row, c, ok := auditRowOf(rc, s, "payments", rows); ok {
 		c.eq("user_id", p.UserID, row.user)
