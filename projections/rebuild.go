@@ -183,18 +183,23 @@ func Rebuild(ctx context.Context, pool *pgxpool.Pool, group string, progress fun
 }
 
 // The garbage collector's settings for a process whose work is a rebuild
-// (WithRebuildGC). A rebuild allocates some 5 kB an event and keeps little
+// (WithRebuildGC). A rebuild allocates some 4 kB an event and keeps little
 // (a page of events, one stream's rows per fold worker, the COPY chunks in
-// flight): some 70 MB. Collecting when the heap has grown to five times
-// what is live instead of twice cut a 1M-event rebuild's Go CPU by a fifth
-// (9.2 s to 7.5 s). The soft memory limit, far above what is live, only
-// makes the collector run once the heap reaches it, so the peak is the
-// same whatever the history's length: with the target alone a 100k-event
-// rebuild ended before its heap had grown as far as a 1M one's (229
-// against 348 MB of RSS in one report); with both, 213 and 273.
+// flight): 50 to 90 MB. Each collection marks all of that, some 40 ms of
+// CPU, so their number is what they cost: collecting when the heap has
+// grown to five times what is live instead of twice cut a 1M-event
+// rebuild's Go CPU by a fifth (9.2 s to 7.5 s), and a 512 MiB limit with a
+// target of nine times instead of 256 MiB and five (29 collections to 12)
+// another 0.7-1.0 s of 8.5 (94-98k events/s against 90-94k in five
+// interleaved triples), for a peak RSS of about 515 MB instead of 265.
+// The soft memory limit, far above what is live, only makes the collector
+// run once the heap reaches it, so the peak is the same whatever the
+// history's length: with the target alone a 100k-event rebuild ended
+// before its heap had grown as far as a 1M one's (229 against 348 MB of
+// RSS in one report); with both, 213 and 273.
 const (
-	RebuildGCPercent   = 400
-	RebuildMemoryLimit = 256 << 20 // bytes of Go memory
+	RebuildGCPercent   = 800
+	RebuildMemoryLimit = 512 << 20 // bytes of Go memory
 )
 
 // WithRebuildGC applies RebuildGCPercent and RebuildMemoryLimit, each
