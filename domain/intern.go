@@ -18,6 +18,8 @@ func init() {
 	intern := func(s string) { interned[s] = s }
 	for _, d := range EventDefs() {
 		intern(d.Type)
+		stream, _, _ := strings.Cut(d.Type, ".") // its stream's type, as events are named
+		intern(stream)
 		internNames(reflect.TypeOf(d.New()), intern, map[reflect.Type]bool{})
 	}
 	for _, s := range PaymentStatuses {

@@ -184,15 +184,20 @@ func (r *rebuilder) readStreams(ctx context.Context, q pgx.Tx, fn func([]domain.
 		// allocation each: the data is driver memory until the next row,
 		// copied into the current buffer (a record keeps its slice, and so
 		// the buffer, alive as long as it needs it).
-		var data pgtype.DriverBytes
+		// Each row is scanned into its place in the page (a record of its
+		// own escaped to the heap, a million allocations), and its two
+		// type names are the domain's shared strings.
+		var data, streamType, typ pgtype.DriverBytes
 		var buf []byte
 		for rows.Next() {
-			var rec domain.Record
-			if err := rows.Scan((*[16]byte)(&rec.ID), (*[16]byte)(&rec.TenantID), &rec.StreamType, (*[16]byte)(&rec.StreamID),
-				&rec.StreamVersion, &rec.Type, &rec.SchemaVersion, &data, &rec.RecordedAt); err != nil {
+			page = append(page, domain.Record{})
+			rec := &page[len(page)-1]
+			if err := rows.Scan((*[16]byte)(&rec.ID), (*[16]byte)(&rec.TenantID), &streamType, (*[16]byte)(&rec.StreamID),
+				&rec.StreamVersion, &typ, &rec.SchemaVersion, &data, &rec.RecordedAt); err != nil {
 				rows.Close()
 				return fmt.Errorf("rebuild: read events: %w", err)
 			}
+			rec.StreamType, rec.Type = domain.Intern(streamType), domain.Intern(typ)
 			if cap(buf)-len(buf) < len(data) {
 				buf = make([]byte, 0, max(dataBuffer, len(data)))
 			}
@@ -200,7 +205,6 @@ func (r *rebuilder) readStreams(ctx context.Context, q pgx.Tx, fn func([]domain.
 			buf = append(buf, data...)
 			rec.Data = buf[start:len(buf):len(buf)]
 			rec.RecordedAt = rec.RecordedAt.UTC()
-			page = append(page, rec)
 		}
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("rebuild: read events: %w", err)
