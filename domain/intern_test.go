@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/ledger/ledger/domain/rawjson"
 )
@@ -37,6 +38,11 @@ func TestIntern(t *testing.T) {
 	for _, s := range []string{"statusLogs", StatusTransferring, AccountPayoutPayable, "sats", "not a domain string", ""} {
 		if got := Intern([]byte(s)); got != s {
 			t.Errorf("Intern(%q) = %q", s, got)
+		}
+	}
+	for s := range interned { // the table finds every one, and gives its shared copy
+		if got := Intern([]byte(s)); got != s || unsafe.StringData(got) != unsafe.StringData(s) {
+			t.Errorf("Intern(%q) is not the interned copy", s)
 		}
 	}
 	name := []byte("amountSettled")
