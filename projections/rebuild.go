@@ -86,10 +86,12 @@ import (
 // it) and validated in a transaction of its own, so uploads are not
 // blocked for the scan (finishShadow). A foreign key from a table
 // outside the group into it makes the rebuild refuse: that table belongs
-// in the group. Privileges, triggers and row
-// security are not copied: tables with triggers or row security are
-// refused; GRANTs on the read models are not used here (ledgerd connects
-// as their owner) and would have to be granted again.
+// in the group. Storage parameters (fillfactor, autovacuum settings) and
+// columns' statistics targets, which LIKE leaves out, are copied too.
+// Privileges, triggers and row security are not copied: tables with
+// triggers or row security are refused; GRANTs on the read models are not
+// used here (ledgerd connects as their owner) and would have to be granted
+// again.
 //
 // Work queues: payment_deadlines and webhook_deliveries are derived from
 // events like any read model. A delivery's state (pending, exhausted, its

@@ -120,6 +120,8 @@ func execSteppingAside(ctx context.Context, db interface {
 // constraints and indexes LIKE ... EXCLUDING INDEXES leaves out.
 type tableDef struct {
 	name    string
+	storage string      // the table's storage parameters, as CREATE TABLE's WITH list; "" for none
+	columns []string    // ALTER TABLE clauses for what LIKE leaves out of its columns: statistics targets
 	keys    [][2]string // primary key, unique and exclusion constraints: name, definition
 	indexes [][2]string // other indexes: name, CREATE INDEX on the shadow table
 	fks     [][2]string // foreign keys: name, definition (REFERENCES the shadow table within the group)
@@ -148,9 +150,18 @@ func (r *rebuilder) createShadow(ctx context.Context) error {
 		persistence = "UNLOGGED " // the projector rewrites rows many times; SET LOGGED writes them once
 	}
 	for _, d := range defs {
+		with := "" // LIKE copies no storage parameters
+		if d.storage != "" {
+			with = ` WITH (` + d.storage + `)`
+		}
 		if _, err := c.Exec(ctx, `CREATE `+persistence+`TABLE `+qualified(r.shadow, d.name)+
-			` (LIKE `+qualified("public", d.name)+` INCLUDING ALL EXCLUDING INDEXES)`); err != nil {
+			` (LIKE `+qualified("public", d.name)+` INCLUDING ALL EXCLUDING INDEXES)`+with); err != nil {
 			return fmt.Errorf("rebuild: create shadow %s: %w", d.name, err)
+		}
+		if len(d.columns) > 0 {
+			if _, err := c.Exec(ctx, `ALTER TABLE `+qualified(r.shadow, d.name)+` `+strings.Join(d.columns, ", ")); err != nil {
+				return fmt.Errorf("rebuild: create shadow %s: %w", d.name, err)
+			}
 		}
 	}
 	if r.opt.ViaProjector {
@@ -240,6 +251,40 @@ func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
 		defs[i].name = t
 		byName[t] = &defs[i]
 	}
+	// Storage parameters (toast_tuple_target, fillfactor, autovacuum
+	// settings), each as name = 'value'.
+	rows, err = tx.Query(ctx, `SELECT c.relname, string_agg(format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ')
+		FROM pg_class c, unnest(c.reloptions) AS o
+		WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)
+		GROUP BY c.relname`, r.tables)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	var table, storage string
+	_, err = pgx.ForEachRow(rows, []any{&table, &storage}, func() error {
+		byName[table].storage = storage
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	// Statistics targets set on columns.
+	rows, err = tx.Query(ctx, `SELECT c.relname, format('ALTER COLUMN %I SET STATISTICS %s', a.attname, a.attstattarget)
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+		WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)
+			AND a.attnum > 0 AND NOT a.attisdropped AND a.attstattarget >= 0
+		ORDER BY c.relname, a.attnum`, r.tables)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
+	var clause string
+	_, err = pgx.ForEachRow(rows, []any{&table, &clause}, func() error {
+		byName[table].columns = append(byName[table].columns, clause)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: describe: %w", err)
+	}
 	// Keys and foreign keys, with pg_get_constraintdef's text; a foreign key
 	// to a table of the group is pointed at its shadow.
 	rows, err = tx.Query(ctx, `SELECT t.relname, con.conname, con.contype::text,
@@ -252,7 +297,7 @@ func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rebuild: describe: %w", err)
 	}
-	var table, cname, ctype, def string
+	var cname, ctype, def string
 	_, err = pgx.ForEachRow(rows, []any{&table, &cname, &ctype, &def}, func() error {
 		d := byName[table]
 		if ctype == "f" {

@@ -343,20 +343,21 @@ func (f *fixture) dump(tables []string) map[string][]string {
 	return d
 }
 
-// schema describes the tables' columns, indexes and constraints by name,
-// and whether they are logged.
+// schema describes the tables' columns (statistics targets included),
+// indexes and constraints by name, whether they are logged, and their
+// storage parameters.
 func (f *fixture) schema(tables []string) []string {
 	f.t.Helper()
 	rows, err := f.pool.Query(f.ctx, `
-		SELECT format('column %s.%s %s notnull=%s default=%s', c.relname, a.attname, format_type(a.atttypid, a.atttypmod),
-				a.attnotnull, pg_get_expr(d.adbin, d.adrelid))
+		SELECT format('column %s.%s %s notnull=%s default=%s statistics=%s', c.relname, a.attname, format_type(a.atttypid, a.atttypmod),
+				a.attnotnull, pg_get_expr(d.adbin, d.adrelid), a.attstattarget)
 			FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 			WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1) AND a.attnum > 0 AND NOT a.attisdropped
 		UNION ALL SELECT format('index %s', pg_get_indexdef(x.indexrelid))
 			FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)
 		UNION ALL SELECT format('constraint %s.%s %s valid=%s', c.relname, con.conname, pg_get_constraintdef(con.oid), con.convalidated)
 			FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)
-		UNION ALL SELECT format('table %s persistence=%s', c.relname, c.relpersistence)
+		UNION ALL SELECT format('table %s persistence=%s options=%s', c.relname, c.relpersistence, c.reloptions)
 			FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)
 		ORDER BY 1`, tables)
 	if err != nil {
@@ -423,10 +424,11 @@ func sameDump(t *testing.T, what string, want, got map[string][]string) {
 
 // TestRebuildReproducesEveryGroup: rebuilding each group, then all of them,
 // through the fold and through the projector, leaves every table's rows,
-// columns, indexes and constraints (names included) exactly as the inline
-// projection wrote them, and no schema behind. The fixture holds every
-// registered event type, so the fold is checked against the projector for
-// each. Half the events are sequenced, so both replay orders are used.
+// columns, indexes, constraints (names included) and storage parameters
+// exactly as the inline projection and the migrations left them, and no
+// schema behind. The fixture holds every registered event type, so the fold
+// is checked against the projector for each. Half the events are
+// sequenced, so both replay orders are used.
 func TestRebuildReproducesEveryGroup(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -435,6 +437,12 @@ func TestRebuildReproducesEveryGroup(t *testing.T) {
 	}
 	f.sequence(150)
 	f.coversEveryEventType()
+	// Storage parameters and statistics targets an operator set are kept
+	// (LIKE copies neither).
+	if _, err := f.pool.Exec(f.ctx, `ALTER TABLE payments SET (fillfactor = 90, autovacuum_vacuum_scale_factor = 0.05),
+		ALTER COLUMN status SET STATISTICS 500`); err != nil {
+		t.Fatal(err)
+	}
 	tables := allTables()
 	want, wantSchema := f.dump(tables), f.schema(tables)
 	var events int64
