@@ -14,6 +14,7 @@
 package rawjson
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 )
@@ -114,21 +115,42 @@ func skipSpace(b []byte, i int) int {
 
 // skipString returns the index after the string starting at b[i], and
 // whether it needs encoding/json to read it (escapes, or bytes beyond
-// ASCII, which it checks for valid UTF-8); -1 if it does not end.
+// ASCII, which it checks for valid UTF-8); -1 if it does not end. Eight
+// bytes at a time pass while none of them is a quote, a backslash or
+// beyond ASCII: walking strings byte by byte was a twelfth of a rebuild's
+// Go CPU (ids, times, messages and invoices are most of an event's bytes).
 func skipString(b []byte, i int) (int, bool) {
 	special := false
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '\\':
+	j := i + 1
+	for {
+		for j+8 <= len(b) && !mayEndOrEscape(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
+		}
+		for j < len(b) && b[j] != '"' && b[j] != '\\' && b[j] < 0x80 {
+			j++
+		}
+		if j >= len(b) {
+			return -1, false
+		}
+		switch b[j] {
+		case '\\':
+			special = true
+			j += 2
+		case '"':
+			return j + 1, special
+		default: // beyond ASCII
 			special = true
 			j++
-		case c == '"':
-			return j + 1, special
-		case c >= 0x80:
-			special = true
 		}
 	}
-	return -1, false
+}
+
+// mayEndOrEscape reports whether one of w's eight bytes may be a quote, a
+// backslash or a byte beyond ASCII (never false when one is).
+func mayEndOrEscape(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zeroByte := func(x uint64) uint64 { return (x - ones) &^ x & highs } // non-zero iff x has a zero byte
+	return (zeroByte(w^(ones*'"'))|zeroByte(w^(ones*'\\'))|w)&highs != 0
 }
 
 // skipValue returns the index after the value starting at b[i], or -1.
