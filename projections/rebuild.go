@@ -188,20 +188,19 @@ func Rebuild(ctx context.Context, pool *pgxpool.Pool, group string, progress fun
 // (WithRebuildGC). A rebuild allocates some 4 kB an event and keeps little
 // (a page of events, one stream's rows per fold worker, the COPY chunks in
 // flight): 50 to 90 MB. Each collection marks all of that, some 40 ms of
-// CPU, so their number is what they cost: collecting when the heap has
-// grown to five times what is live instead of twice cut a 1M-event
-// rebuild's Go CPU by a fifth (9.2 s to 7.5 s), and a 512 MiB limit with a
-// target of nine times instead of 256 MiB and five (29 collections to 12)
-// another 0.7-1.0 s of 8.5 (94-98k events/s against 90-94k in five
-// interleaved triples), for a peak RSS of about 515 MB instead of 265.
-// The soft memory limit, far above what is live, only makes the collector
-// run once the heap reaches it, so the peak is the same whatever the
-// history's length: with the target alone a 100k-event rebuild ended
-// before its heap had grown as far as a 1M one's (229 against 348 MB of
-// RSS in one report); with both, 213 and 273.
+// CPU, so their number is what they cost. The collector runs only when the
+// process's memory reaches a soft limit of 384 MiB (no growth target):
+// 14 collections for a million events, against 29 with a target of five
+// times the live heap under a 256 MiB limit, the settings before, which
+// cost 0.7-1.0 s more of the Go CPU's 8.5 s. Collecting at the limit alone
+// also keeps the peak the same whatever the history's length, some 400 MB
+// of RSS for 100k events and for 1M: a 100k-event rebuild allocates more
+// than the limit. With a growth target (nine times, under 512 MiB) a
+// 100k-event rebuild ended before its heap reached the limit, 308 MB
+// against 534 for 1M.
 const (
-	RebuildGCPercent   = 800
-	RebuildMemoryLimit = 512 << 20 // bytes of Go memory
+	RebuildGCPercent   = -1        // off: collect at the memory limit only
+	RebuildMemoryLimit = 384 << 20 // bytes of Go memory
 )
 
 // WithRebuildGC applies RebuildGCPercent and RebuildMemoryLimit, each
