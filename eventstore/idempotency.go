@@ -24,8 +24,14 @@ const IdempotencyTTL = 24 * time.Hour
 // then replays or re-executes safely. The key is held with a transaction
 // advisory lock, so a second request with the same key while the first is in
 // flight is told so (409) instead of waiting.
+//
+// A recorded response is sealed (Sealer), not kept as sent: for 24 hours it
+// holds whatever the request returned, a user's bearer token from POST
+// /users/token among them, which anyone reading the table or a backup of it
+// could otherwise use. Responses recorded before sealing replay as stored.
 type Idempotency struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	sealer *Sealer
 	// slots bounds the transactions held open across requests to half the
 	// pool, so a request holding one can always get a second connection for
 	// its reads and the pool cannot deadlock.
@@ -35,10 +41,11 @@ type Idempotency struct {
 	committed func()
 }
 
-// NewIdempotency returns the idempotency store over pool.
-func NewIdempotency(pool *pgxpool.Pool) *Idempotency {
+// NewIdempotency returns the idempotency store over pool, sealing the
+// responses it records with sealer.
+func NewIdempotency(pool *pgxpool.Pool, sealer *Sealer) *Idempotency {
 	n := max(int(pool.Config().MaxConns)/2, 1)
-	return &Idempotency{pool: pool, slots: make(chan struct{}, n)}
+	return &Idempotency{pool: pool, sealer: sealer, slots: make(chan struct{}, n)}
 }
 
 // OnCommit has f called after each request's transaction commits: the
@@ -91,15 +98,23 @@ func (i *Idempotency) Do(ctx context.Context, scope, key string, requestHash []b
 		return 0, "", nil, false, domain.Errorf(domain.Unprocessable, "idempotency_key_reused",
 			"this Idempotency-Key was used with a different request")
 	default:
-		return status, contentType, body, true, nil
+		opened, err := i.sealer.Open(ctx, string(body))
+		if err != nil {
+			return 0, "", nil, false, fmt.Errorf("idempotency: open the recorded response: %w", err)
+		}
+		return status, contentType, []byte(opened), true, nil
 	}
 
 	status, contentType, body, final := run(withOuterTx(ctx, tx))
 	if status >= 500 || !final {
 		return status, contentType, body, false, nil // rolled back, key and all: a retry runs it again
 	}
+	sealed, err := i.sealer.Seal(ctx, string(body))
+	if err != nil {
+		return 0, "", nil, false, fmt.Errorf("idempotency: seal the response: %w", err)
+	}
 	if _, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (scope, key, request_hash, status, content_type, body)
-		VALUES ($1, $2, $3, $4, $5, $6)`, scope, key, requestHash, status, contentType, body); err != nil {
+		VALUES ($1, $2, $3, $4, $5, $6)`, scope, key, requestHash, status, contentType, []byte(sealed)); err != nil {
 		return 0, "", nil, false, fmt.Errorf("idempotency: record: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -1,7 +1,9 @@
 package eventstore
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -12,7 +14,8 @@ import (
 func TestIdempotencyKeepsOnlyFinalAnswers(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
-	idem := NewIdempotency(mustMigrated(t, 4))
+	pool := mustMigrated(t, 4)
+	idem := NewIdempotency(pool, NewSealer(pool))
 	runs := 0
 	for i, final := range []bool{false, false, true, true} {
 		_, _, body, replayed, err := idem.Do(ctx, "tenant", "key", []byte("hash"),
@@ -28,5 +31,42 @@ func TestIdempotencyKeepsOnlyFinalAnswers(t *testing.T) {
 			t.Fatalf("call %d: got %d runs, replayed %v, body %q; want %d, %v, %q", i+1, runs, replayed, body,
 				wantRuns, wantReplayed, string(rune('0'+wantRuns)))
 		}
+	}
+}
+
+// TestIdempotencySealsRecordedResponses: a recorded response is stored
+// sealed (a bearer token in it is not readable from the table) and replays
+// as it was sent; one recorded before sealing replays as stored.
+func TestIdempotencySealsRecordedResponses(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 30*time.Second)
+	pool := mustMigrated(t, 4)
+	idem := NewIdempotency(pool, NewSealer(pool))
+	const answer = `{"token":"eyJhbGciOiJFUzI1NiJ9.secret"}`
+	for range 2 {
+		_, _, body, _, err := idem.Do(ctx, "tenant/user", "key", []byte("hash"),
+			func(context.Context) (int, string, []byte, bool) {
+				return 201, "application/json", []byte(answer), true
+			})
+		if err != nil || string(body) != answer {
+			t.Fatalf("got %q, %v; want %q", body, err, answer)
+		}
+	}
+	var stored []byte
+	if err := pool.QueryRow(ctx, `SELECT body FROM idempotency_keys WHERE key = 'key'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(stored, []byte("secret")) || !strings.HasPrefix(string(stored), sealedPrefix) {
+		t.Errorf("the recorded response is stored as %q, want it sealed", stored)
+	}
+
+	if _, err := pool.Exec(ctx, `INSERT INTO idempotency_keys (scope, key, request_hash, status, content_type, body)
+		VALUES ('tenant/user', 'before sealing', 'hash', 201, 'application/json', '{"id":1}')`); err != nil {
+		t.Fatal(err)
+	}
+	_, _, body, replayed, err := idem.Do(ctx, "tenant/user", "before sealing", []byte("hash"),
+		func(context.Context) (int, string, []byte, bool) { return 500, "", nil, false })
+	if err != nil || !replayed || string(body) != `{"id":1}` {
+		t.Errorf("a response recorded before sealing: got %q, replayed %v, %v", body, replayed, err)
 	}
 }

@@ -98,7 +98,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.relay = eventstore.NewRelay(a.pool, js, eventstore.RelayConfig{Stream: cfg.NATSStream,
 		SubjectPrefix: cfg.NATSSubjectPrefix, Replicas: cfg.NATSReplicas}, log, reg)
 	a.store = eventstore.New(a.pool, projections.Projector{}, reg)
-	a.idem = eventstore.NewIdempotency(a.pool)
+	sealer := eventstore.NewSealer(a.pool) // webhookSecrets, dashboard password hashes, recorded responses
+	a.idem = eventstore.NewIdempotency(a.pool, sealer)
 	// The relay of this process sequences its appends as soon as they
 	// commit, instead of at its next poll.
 	a.store.OnCommit(a.relay.Wake)
@@ -106,7 +107,6 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	reader := projections.NewReader(a.pool)
 	uses := eventstore.NewAPIKeyUses(a.pool)
 	keys := eventstore.NewKeys(a.pool)
-	sealer := eventstore.NewSealer(a.pool) // webhookSecrets and dashboard password hashes
 	rails, err := newRails(cfg)
 	if err != nil {
 		return nil, err
