@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/webhooks"
 )
 
 // leaseFor is how long a claimed delivery is this process's: longer than
@@ -183,13 +184,23 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 	}
 	// The secret is stored sealed (eventstore.Sealer). One that cannot be
 	// opened now (the database is away) is tried again when the lease ends.
+	// One that cannot be opened at all (its sealing key is gone, the value
+	// was altered) is an attempt that failed before it was sent: recorded
+	// like any other, so the retries run out on their schedule and the
+	// partner sees why, instead of a try every lease, for ever, unseen.
+	var a webhooks.Attempt
 	secret, err := w.cfg.OpenSecret(ctx, p.WebhookSecret)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrSecretUnreadable):
 		w.log.Error("webhooks: open the webhook secret", "event", d.eventID, "err", err)
+		a = webhooks.Attempt{Err: "the payment's webhookSecret cannot be read: no webhook was sent"}
+	case err != nil:
+		w.log.Warn("webhooks: open the webhook secret", "event", d.eventID, "err", err)
 		return false
+	default:
+		body, _ := json.Marshal(webhookBody{ID: d.eventID.String(), Type: d.typ, CreatedAt: d.occurredAt.UTC().Format(domain.TimeFormat), Data: data})
+		a = w.webhooks.Deliver(ctx, p.WebhookURL, secret, d.eventID.String(), body, w.now())
 	}
-	body, _ := json.Marshal(webhookBody{ID: d.eventID.String(), Type: d.typ, CreatedAt: d.occurredAt.UTC().Format(domain.TimeFormat), Data: data})
-	a := w.webhooks.Deliver(ctx, p.WebhookURL, secret, d.eventID.String(), body, w.now())
 	w.metrics.webhooks.WithLabelValues(map[bool]string{true: "delivered", false: "failed"}[a.Delivered]).Inc()
 	// A 2xx whose record is lost is sent again, so the record must not
 	// fail needlessly: it is appended at the payment's head, where the

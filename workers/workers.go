@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -50,7 +51,8 @@ type Config struct {
 	// RenderPayment writes the Payment as the API returns it: a webhook's data.
 	RenderPayment func(domain.PaymentSnapshot) ([]byte, error)
 	// OpenSecret returns a stored webhookSecret as the partner gave it
-	// (eventstore.Sealer.Open); nil takes it as stored.
+	// (eventstore.Sealer.Open); nil takes it as stored. An error that wraps
+	// ErrSecretUnreadable means it never will be: its webhooks fail.
 	OpenSecret func(ctx context.Context, stored string) (string, error)
 	// Invoices is the Lightning node that made the deposit invoices; nil
 	// (sandbox) watches none: deposits arrive through the sandbox API.
@@ -69,6 +71,10 @@ type Config struct {
 	// the dispatcher keeps trying to record an attempt through such errors.
 	Unavailable func(error) bool
 }
+
+// ErrSecretUnreadable is OpenSecret's answer for a stored secret that can
+// never be opened (its sealing key is gone, or the value was altered).
+var ErrSecretUnreadable = errors.New("workers: the webhook secret cannot be opened")
 
 // Workers are the lifecycle consumers, the expiry timer, the webhook
 // dispatcher and, with a Lightning node, the deposit invoice watcher of one

@@ -128,7 +128,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
 		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, StalledAfter: cfg.StalledAfter, WebhookSchedule: cfg.WebhookRetry,
-		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON, OpenSecret: sealer.Open,
+		WebhookPrivate: cfg.WebhookAllowPrivate, RenderPayment: httpapi.PaymentJSON, OpenSecret: openWebhookSecret(sealer),
 		Unavailable: eventstore.Unavailable, Invoices: rails.invoices(), InvoicePoll: cfg.LNDInvoicePoll},
 		a.pool, js, pays, rails, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
@@ -258,5 +258,17 @@ func (a *app) close() {
 	}
 	if a.pool != nil {
 		a.pool.Close()
+	}
+}
+
+// openWebhookSecret opens a payment's stored webhookSecret for the
+// dispatcher, telling it apart a value no process can ever open.
+func openWebhookSecret(sealer *eventstore.Sealer) func(context.Context, string) (string, error) {
+	return func(ctx context.Context, stored string) (string, error) {
+		secret, err := sealer.Open(ctx, stored)
+		if errors.Is(err, eventstore.ErrSealed) {
+			return "", fmt.Errorf("%w: %w", workers.ErrSecretUnreadable, err)
+		}
+		return secret, err
 	}
 }

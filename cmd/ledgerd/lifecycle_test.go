@@ -257,6 +257,53 @@ func TestWebhookRetriesThenStops(t *testing.T) {
 	}
 }
 
+// TestUnreadableWebhookSecret: a delivery whose webhookSecret can never be
+// opened (sealed with a key this database does not have) is sent to no one
+// and recorded as a failed attempt each time it falls due, so it runs out
+// of retries on its schedule and the partner sees why; before, it was
+// tried again every lease, for ever, with no attempt recorded.
+func TestUnreadableWebhookSecret(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, map[string]string{"LEDGER_WEBHOOK_RETRY": "2s,100ms,100ms"})
+	rc := newReceiver(t, "whsec_c2VjcmV0", http.StatusInternalServerError)
+	id := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r","webhookUrl":%q,"webhookSecret":%q}`,
+		p.za, rc.URL, rc.secret))["id"].(string)
+	attempts := func() []any {
+		return mustStatus(t, p.s.call(t, http.MethodGet, "/payments/"+id+"/webhooks", p.tok, ""), http.StatusOK)["items"].([]any)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(attempts()) < 1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The first attempt got a 500; its retry is due in 2 s. Its secret now
+	// names a sealing key that does not exist.
+	var updated int
+	p.s.queryRow(t, `WITH u AS (UPDATE webhook_deliveries
+		SET payment = jsonb_set(payment, '{webhookSecret}', '"sealed:v1:gone:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"')
+		WHERE payment_id = $1 RETURNING 1) SELECT count(*) FROM u`, []any{id}, &updated)
+	if updated != 1 {
+		t.Fatalf("updated %d deliveries, want the payment's one", updated)
+	}
+	var status string
+	for deadline = time.Now().Add(15 * time.Second); status != "exhausted" && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		p.s.queryRow(t, `SELECT coalesce((SELECT status FROM webhook_deliveries WHERE payment_id = $1), 'gone')`, []any{id}, &status)
+	}
+	if status != "exhausted" {
+		t.Fatalf("the delivery is %s, want exhausted after its retries", status)
+	}
+	got := attempts()
+	if len(got) != 4 || len(rc.deliveries()) != 1 {
+		t.Fatalf("got %d attempts and %d deliveries, want 4 and 1: %v", len(got), len(rc.deliveries()), got)
+	}
+	for i, x := range got[1:] {
+		a := x.(map[string]any)
+		if msg, _ := a["error"].(string); !strings.Contains(msg, "webhookSecret cannot be read") || a["statusCode"] != nil {
+			t.Errorf("attempt %d: got %v, want it failed unsent for its secret", i+2, a)
+		}
+	}
+}
+
 // TestExpiryAfterRestart: a payment whose validity ends while no ledgerd
 // runs expires promptly once one starts, with its webhook.
 func TestExpiryAfterRestart(t *testing.T) {
