@@ -58,7 +58,14 @@ type DashboardSignedOut struct {
 	SessionHash string `json:"sessionHash" ledger:"secret"`
 }
 
+// DashboardUserDisabled records that an operator took a dashboard user's
+// access away (someone who left the partner): the password and any
+// set-password link stop working and every open session ends. A new
+// set-password link (DashboardSetupLinkIssued) lets them in again.
+type DashboardUserDisabled struct{}
+
 func (DashboardUserCreated) EventType() string     { return "dashboard_user.created" }
+func (DashboardUserDisabled) EventType() string    { return "dashboard_user.disabled" }
 func (DashboardSetupLinkIssued) EventType() string { return "dashboard_user.setup_link_issued" }
 func (DashboardPasswordSet) EventType() string     { return "dashboard_user.password_set" }
 func (DashboardSignedIn) EventType() string        { return "dashboard_user.signed_in" }
@@ -75,6 +82,8 @@ var (
 		Doc: "A dashboard user signed in, opening a session."})
 	_ = register(EventDef{Type: "dashboard_user.signed_out", Version: 1, New: func() Event { return new(DashboardSignedOut) },
 		Doc: "A dashboard session ended: the user signed out or it was revoked."})
+	_ = register(EventDef{Type: "dashboard_user.disabled", Version: 1, New: func() Event { return new(DashboardUserDisabled) },
+		Doc: "A dashboard user's access was taken away: their password and set-password link stopped working and their open sessions ended."})
 )
 
 // MinPasswordLength is the shortest dashboard password accepted (NIST SP
@@ -90,6 +99,8 @@ func ApplyDashboardUser(u DashboardUser, e Event) DashboardUser {
 		u.SetupTokenHash, u.SetupExpiresAt = e.SetupTokenHash, e.SetupExpiresAt
 	case DashboardPasswordSet:
 		u.PasswordHash, u.SetupTokenHash = e.PasswordHash, ""
+	case DashboardUserDisabled:
+		u.PasswordHash, u.SetupTokenHash, u.SetupExpiresAt = "", "", time.Time{}
 	}
 	return u
 }
@@ -155,6 +166,14 @@ func DecideDashboardSignIn(u DashboardUser, sessionHash string, expiresAt time.T
 		return nil, Errorf(Unauthenticated, "sign_in_failed", "wrong email or password")
 	}
 	return []Event{DashboardSignedIn{SessionHash: sessionHash, ExpiresAt: expiresAt}}, nil
+}
+
+// DecideDisableDashboardUser takes u's access away.
+func DecideDisableDashboardUser(u DashboardUser) ([]Event, error) {
+	if u.ID == uuid.Nil {
+		return nil, Errorf(NotFound, "not_found", "dashboard user not found")
+	}
+	return []Event{DashboardUserDisabled{}}, nil
 }
 
 // DecideDashboardSignOut ends one of u's sessions.

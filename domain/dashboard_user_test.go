@@ -99,3 +99,36 @@ func TestDecideCreateDashboardUserTwice(t *testing.T) {
 		t.Fatalf("second create: got %v, want Conflict", err)
 	}
 }
+
+// TestDecideDisableDashboardUser: a disabled user can neither sign in nor
+// use the set-password link they had; a new link lets them in again.
+func TestDecideDisableDashboardUser(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	if _, err := DecideDisableDashboardUser(DashboardUser{}); ErrorKind(err) != NotFound {
+		t.Fatalf("no such user: got %v, want NotFound", err)
+	}
+	u := ApplyDashboardUser(DashboardUser{}, DashboardUserCreated{UserID: uuid.New(), Email: "a@b.example",
+		SetupTokenHash: "first", SetupExpiresAt: now.Add(time.Hour)})
+	u = ApplyDashboardUser(u, DashboardPasswordSet{PasswordHash: "argon"})
+	u = ApplyDashboardUser(u, DashboardSetupLinkIssued{SetupTokenHash: "pending", SetupExpiresAt: now.Add(time.Hour)})
+	events, err := DecideDisableDashboardUser(u)
+	if err != nil || len(events) != 1 {
+		t.Fatalf("got %v, %v, want one disabled event", events, err)
+	}
+	u = ApplyDashboardUser(u, events[0])
+	if _, err := DecideDashboardSignIn(u, "session", now.Add(time.Hour)); ErrorKind(err) != Unauthenticated {
+		t.Errorf("sign-in after disable: got %v, want refused", err)
+	}
+	if _, err := DecideSetDashboardPassword(u, "pending", "argon2", now); err == nil {
+		t.Errorf("the link issued before disable: got accepted, want refused")
+	}
+	events, err = DecideIssueDashboardSetupLink(u, "again", now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u = ApplyDashboardUser(u, events[0])
+	if _, err := DecideSetDashboardPassword(u, "again", "argon2", now); err != nil {
+		t.Errorf("a new link after disable: got %v, want it to work", err)
+	}
+}

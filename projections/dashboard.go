@@ -27,6 +27,11 @@ func projectDashboardUser(b *pgx.Batch, r domain.Record, e domain.Event) {
 			WHERE id = $1`, r.StreamID, e.PasswordHash)
 		b.Queue(`UPDATE dashboard_sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL`,
 			r.StreamID, r.RecordedAt)
+	case domain.DashboardUserDisabled:
+		b.Queue(`UPDATE dashboard_users SET password_hash = '', setup_token_hash = NULL, setup_expires_at = NULL
+			WHERE id = $1`, r.StreamID)
+		b.Queue(`UPDATE dashboard_sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL`,
+			r.StreamID, r.RecordedAt)
 	case domain.DashboardSignedIn:
 		b.Queue(`INSERT INTO dashboard_sessions (session_hash, user_id, tenant_id, created_at, expires_at)
 			VALUES ($1, $2, $3, $4, $5)`, e.SessionHash, r.StreamID, r.TenantID, r.RecordedAt, e.ExpiresAt)

@@ -10,8 +10,9 @@ import (
 )
 
 // TestDashboardSessions: a session opens at sign-in, closes at sign-out or
-// expiry, and every open one closes when the password is set again; the
-// set-password token finds its user until it is used.
+// expiry, and every open one closes when the password is set again or the
+// user is disabled; the set-password token finds its user until it is used
+// or the user is disabled.
 func TestDashboardSessions(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -49,5 +50,18 @@ func TestDashboardSessions(t *testing.T) {
 		domain.DashboardPasswordSet{PasswordHash: "argon2"})
 	if open("b") {
 		t.Errorf("session b after a new password: got open, want closed")
+	}
+	// Disabled: no password, no link, no open session.
+	f.append(ref, domain.DashboardSignedIn{SessionHash: "d", ExpiresAt: now.Add(time.Hour)},
+		domain.DashboardSetupLinkIssued{SetupTokenHash: "link3", SetupExpiresAt: now.Add(time.Hour)},
+		domain.DashboardUserDisabled{})
+	if open("d") {
+		t.Errorf("session d after disable: got open, want closed")
+	}
+	if _, err := q.DashboardAccountBySetupToken(f.ctx, "link3"); domain.ErrorKind(err) != domain.NotFound {
+		t.Errorf("a link issued before disable: got %v, want NotFound", err)
+	}
+	if a, err := q.DashboardAccountByEmail(f.ctx, "ops@acme.example"); err != nil || a.PasswordHash != "" {
+		t.Errorf("by email after disable: got %+v, %v, want no password hash", a, err)
 	}
 }

@@ -49,12 +49,10 @@ func (s *streamFold) applyDashboardUser(r *domain.Record, e domain.Event) error 
 		u.setupHash, u.setupExpires = &hash, &expires
 	case domain.DashboardPasswordSet:
 		u.password, u.setupHash, u.setupExpires = e.PasswordHash, nil, nil
-		for _, k := range s.dashSessions {
-			if k.revoked == nil {
-				at := r.RecordedAt
-				k.revoked = &at
-			}
-		}
+		s.revokeDashboardSessions(r.RecordedAt)
+	case domain.DashboardUserDisabled:
+		u.password, u.setupHash, u.setupExpires = "", nil, nil
+		s.revokeDashboardSessions(r.RecordedAt)
 	case domain.DashboardSignedIn:
 		for _, k := range s.dashSessions {
 			if k.hash == e.SessionHash {
@@ -73,6 +71,15 @@ func (s *streamFold) applyDashboardUser(r *domain.Record, e domain.Event) error 
 	}
 	u.version, u.updated = r.StreamVersion, r.RecordedAt
 	return nil
+}
+
+// revokeDashboardSessions ends every open session of the stream's user at at.
+func (s *streamFold) revokeDashboardSessions(at time.Time) {
+	for _, k := range s.dashSessions {
+		if k.revoked == nil {
+			k.revoked = &at
+		}
+	}
 }
 
 // emitDashboardUser hands the stream's rows to emit.

@@ -142,6 +142,14 @@ func (f *fixture) seedTenant(n int) world {
 			SetupExpiresAt: time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)},
 		domain.DashboardSignedIn{SessionHash: fmt.Sprintf("s3-%d-%s", n, w.tenant), ExpiresAt: time.Date(2026, 11, 25, 23, 0, 0, 0, time.UTC)},
 		domain.DashboardPasswordSet{PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaDI"})
+	left := domain.StreamRef{TenantID: w.tenant, Type: "dashboard_user", ID: uuid.Must(uuid.NewV7())}
+	f.append(left, domain.DashboardUserCreated{UserID: left.ID, Email: fmt.Sprintf("left%d-%s@example.com", n, w.tenant),
+		SetupTokenHash: strings.Repeat("a", 63) + fmt.Sprint(n), SetupExpiresAt: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)},
+		domain.DashboardPasswordSet{PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaDM"},
+		domain.DashboardSignedIn{SessionHash: fmt.Sprintf("s4-%d-%s", n, w.tenant), ExpiresAt: time.Date(2026, 11, 25, 23, 0, 0, 0, time.UTC)},
+		domain.DashboardSetupLinkIssued{SetupTokenHash: strings.Repeat("b", 63) + fmt.Sprint(n),
+			SetupExpiresAt: time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)},
+		domain.DashboardUserDisabled{})
 	pending := domain.StreamRef{TenantID: w.tenant, Type: "dashboard_user", ID: uuid.Must(uuid.NewV7())}
 	f.append(pending, domain.DashboardUserCreated{UserID: pending.ID, Email: fmt.Sprintf("new%d-%s@example.com", n, w.tenant),
 		SetupTokenHash: strings.Repeat("e", 63) + fmt.Sprint(n), SetupExpiresAt: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)})

@@ -29,7 +29,7 @@ func (f *auditDashboardUserFold) apply(r domain.Record, e domain.Event) {
 	f.u = domain.ApplyDashboardUser(f.u, e)
 	at := r.RecordedAt
 	switch e := e.(type) {
-	case domain.DashboardPasswordSet:
+	case domain.DashboardPasswordSet, domain.DashboardUserDisabled: // every open session ends
 		for _, k := range f.sessions {
 			if k.revoked == nil {
 				k.revoked = &at

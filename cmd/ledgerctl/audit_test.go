@@ -187,6 +187,18 @@ func auditSeed(t *testing.T) auditLedger {
 	dash(func(u domain.DashboardUser) ([]domain.Event, error) {
 		return domain.DecideDashboardSignOut(u, strings.Repeat("a1", 32))
 	})
+	// Another who signs in and is then disabled by the operator, which
+	// ends the session.
+	var left dashboardUser
+	auditRun(t, l.url, &left, "dashboard-user", "add", "--tenant", a.TenantID, "--email", "left@acme.test")
+	ref = domain.StreamRef{TenantID: l.tenantA, Type: "dashboard_user", ID: uuid.MustParse(left.DashboardUserID)}
+	dash(func(u domain.DashboardUser) ([]domain.Event, error) {
+		return domain.DecideSetDashboardPassword(u, u.SetupTokenHash, "$argon2id$v=19$m=65536,t=1,p=2$c2FsdA$aGFzaB", now)
+	})
+	dash(func(u domain.DashboardUser) ([]domain.Event, error) {
+		return domain.DecideDashboardSignIn(u, strings.Repeat("c3", 32), now.Add(12*time.Hour))
+	})
+	auditRun(t, l.url, nil, "dashboard-user", "disable", "--email", "left@acme.test")
 
 	l.events = auditWaitSequenced(t, ctx, db)
 	return l

@@ -25,7 +25,9 @@ func init() {
 	register("dashboard-user add", "dashboard-user add --tenant ID --email EMAIL [--public-url URL]",
 		"let someone into a tenant's dashboard; prints a one-time set-password link", dashboardUserAdd)
 	register("dashboard-user reset", "dashboard-user reset --email EMAIL [--public-url URL]",
-		"a new set-password link for a dashboard user (forgotten password, expired link)", dashboardUserReset)
+		"a new set-password link for a dashboard user (forgotten password, expired link, after disable)", dashboardUserReset)
+	register("dashboard-user disable", "dashboard-user disable --email EMAIL",
+		"take a dashboard user's access away: password and link stop working, open sessions end", dashboardUserDisable)
 }
 
 // setupLinkTTL is how long a set-password link works.
@@ -101,6 +103,35 @@ func dashboardUserReset(ctx context.Context, db *database, args []string, stdout
 	}
 	return printJSON(stdout, dashboardUser{TenantID: acct.TenantID.String(), DashboardUserID: acct.ID.String(), Email: acct.Email,
 		SetPasswordURL: setupLinkURL(*publicURL, token), ExpiresAt: expires.Format(time.RFC3339Nano)})
+}
+
+// dashboardUserDisable takes a dashboard user's access away (someone who
+// left the partner): their password and any set-password link stop working
+// and their open sessions end. `dashboard-user reset` lets them in again.
+func dashboardUserDisable(ctx context.Context, db *database, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("dashboard-user disable", flag.ContinueOnError)
+	email := fs.String("email", "", "the dashboard user's email")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	normalised, err := domain.NormaliseEmail(*email)
+	if err != nil {
+		return errors.New("--email must be an email address")
+	}
+	acct, err := db.reader.DashboardAccountByEmail(ctx, normalised)
+	if err != nil {
+		return fmt.Errorf("dashboard user %s: %w", normalised, err)
+	}
+	ref := domain.StreamRef{TenantID: acct.TenantID, Type: "dashboard_user", ID: acct.ID}
+	if _, err := eventstore.Execute(ctx, db.store, ref, operator, domain.ApplyDashboardUser, domain.DecideDisableDashboardUser); err != nil {
+		return fmt.Errorf("disable dashboard user: %w", err)
+	}
+	return printJSON(stdout, struct {
+		TenantID        string `json:"tenantId"`
+		DashboardUserID string `json:"dashboardUserId"`
+		Email           string `json:"email"`
+		Disabled        bool   `json:"disabled"`
+	}{acct.TenantID.String(), acct.ID.String(), acct.Email, true})
 }
 
 // newSetupLink makes a set-password token (random, shown once), its

@@ -60,3 +60,49 @@ func TestDashboardUserAdd(t *testing.T) {
 		t.Errorf("reset of an unknown address: got no error, want one")
 	}
 }
+
+// TestDashboardUserDisable: disable ends the user's password, link and
+// sessions with an operator's event; reset lets them in again; an unknown
+// address is refused.
+func TestDashboardUserDisable(t *testing.T) {
+	t.Parallel()
+	e := newRebuildEnv(t)
+	var tn keyPair
+	if err := json.Unmarshal([]byte(e.run("tenant", "create", "--name", "Acme", "--email", "owner@acme.test")), &tn); err != nil {
+		t.Fatal(err)
+	}
+	var u dashboardUser
+	if err := json.Unmarshal([]byte(e.run("dashboard-user", "add", "--tenant", tn.TenantID, "--email", "ops@acme.test")), &u); err != nil {
+		t.Fatal(err)
+	}
+	// A password and an open session, as if the link had been used and the
+	// user had signed in.
+	if _, err := e.pool.Exec(e.ctx, `UPDATE dashboard_users SET password_hash = 'argon' WHERE id = $1`, u.DashboardUserID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(e.ctx, `INSERT INTO dashboard_sessions (session_hash, user_id, tenant_id, created_at, expires_at)
+		VALUES ('open', $1, $2, now(), now() + interval '1 hour')`, u.DashboardUserID, tn.TenantID); err != nil {
+		t.Fatal(err)
+	}
+	e.run("dashboard-user", "disable", "--email", "OPS@acme.test")
+	var password, actor string
+	var link *string
+	var openSessions int
+	if err := e.pool.QueryRow(e.ctx, `SELECT u.password_hash, u.setup_token_hash,
+			(SELECT count(*) FROM dashboard_sessions WHERE user_id = u.id AND revoked_at IS NULL),
+			(SELECT metadata->>'actor' FROM events WHERE stream_id = u.id AND type = 'dashboard_user.disabled')
+		FROM dashboard_users u WHERE u.id = $1`, u.DashboardUserID).Scan(&password, &link, &openSessions, &actor); err != nil {
+		t.Fatal(err)
+	}
+	if password != "" || link != nil || openSessions != 0 || actor != operator.Actor {
+		t.Errorf("after disable: password %q, link %v, %d open sessions, actor %q; want none and the operator", password, link, openSessions, actor)
+	}
+	var again dashboardUser
+	if err := json.Unmarshal([]byte(e.run("dashboard-user", "reset", "--email", "ops@acme.test")), &again); err != nil ||
+		again.DashboardUserID != u.DashboardUserID {
+		t.Errorf("reset after disable: got %+v, %v, want a new link for the user", again, err)
+	}
+	if _, err := e.try("dashboard-user", "disable", "--email", "nobody@acme.test"); err == nil {
+		t.Errorf("disable of an unknown address: got no error, want one")
+	}
+}
