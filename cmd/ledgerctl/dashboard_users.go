@@ -84,17 +84,12 @@ func dashboardUserReset(ctx context.Context, db *database, args []string, stdout
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	normalised, err := domain.NormaliseEmail(*email)
+	acct, err := dashboardAccount(ctx, db, *email)
 	if err != nil {
-		return errors.New("--email must be an email address")
-	}
-	acct, err := db.reader.DashboardAccountByEmail(ctx, normalised)
-	if err != nil {
-		return fmt.Errorf("dashboard user %s: %w", normalised, err)
+		return err
 	}
 	token, tokenHash, expires := newSetupLink()
-	ref := domain.StreamRef{TenantID: acct.TenantID, Type: "dashboard_user", ID: acct.ID}
-	_, err = eventstore.Execute(ctx, db.store, ref, operator, domain.ApplyDashboardUser,
+	_, err = eventstore.Execute(ctx, db.store, dashboardUserStream(acct), operator, domain.ApplyDashboardUser,
 		func(u domain.DashboardUser) ([]domain.Event, error) {
 			return domain.DecideIssueDashboardSetupLink(u, tokenHash, expires)
 		})
@@ -114,16 +109,11 @@ func dashboardUserDisable(ctx context.Context, db *database, args []string, stdo
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	normalised, err := domain.NormaliseEmail(*email)
+	acct, err := dashboardAccount(ctx, db, *email)
 	if err != nil {
-		return errors.New("--email must be an email address")
+		return err
 	}
-	acct, err := db.reader.DashboardAccountByEmail(ctx, normalised)
-	if err != nil {
-		return fmt.Errorf("dashboard user %s: %w", normalised, err)
-	}
-	ref := domain.StreamRef{TenantID: acct.TenantID, Type: "dashboard_user", ID: acct.ID}
-	if _, err := eventstore.Execute(ctx, db.store, ref, operator, domain.ApplyDashboardUser, domain.DecideDisableDashboardUser); err != nil {
+	if _, err := eventstore.Execute(ctx, db.store, dashboardUserStream(acct), operator, domain.ApplyDashboardUser, domain.DecideDisableDashboardUser); err != nil {
 		return fmt.Errorf("disable dashboard user: %w", err)
 	}
 	return printJSON(stdout, struct {
@@ -132,6 +122,24 @@ func dashboardUserDisable(ctx context.Context, db *database, args []string, stdo
 		Email           string `json:"email"`
 		Disabled        bool   `json:"disabled"`
 	}{acct.TenantID.String(), acct.ID.String(), acct.Email, true})
+}
+
+// dashboardAccount finds the dashboard user who signs in with email.
+func dashboardAccount(ctx context.Context, db *database, email string) (domain.DashboardAccount, error) {
+	normalised, err := domain.NormaliseEmail(email)
+	if err != nil {
+		return domain.DashboardAccount{}, errors.New("--email must be an email address")
+	}
+	acct, err := db.reader.DashboardAccountByEmail(ctx, normalised)
+	if err != nil {
+		return acct, fmt.Errorf("dashboard user %s: %w", normalised, err)
+	}
+	return acct, nil
+}
+
+// dashboardUserStream is acct's event stream.
+func dashboardUserStream(acct domain.DashboardAccount) domain.StreamRef {
+	return domain.StreamRef{TenantID: acct.TenantID, Type: "dashboard_user", ID: acct.ID}
 }
 
 // newSetupLink makes a set-password token (random, shown once), its

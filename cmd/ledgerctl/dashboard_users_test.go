@@ -15,10 +15,7 @@ import (
 func TestDashboardUserAdd(t *testing.T) {
 	t.Parallel()
 	e := newRebuildEnv(t)
-	var tn keyPair
-	if err := json.Unmarshal([]byte(e.run("tenant", "create", "--name", "Acme", "--email", "owner@acme.test")), &tn); err != nil {
-		t.Fatal(err)
-	}
+	tn := acmeTenant(t, e)
 	var u dashboardUser
 	out := e.run("dashboard-user", "add", "--tenant", tn.TenantID, "--email", " Ops@Acme.Test ", "--public-url", "https://ledger.example/")
 	if err := json.Unmarshal([]byte(out), &u); err != nil {
@@ -67,10 +64,7 @@ func TestDashboardUserAdd(t *testing.T) {
 func TestDashboardUserDisable(t *testing.T) {
 	t.Parallel()
 	e := newRebuildEnv(t)
-	var tn keyPair
-	if err := json.Unmarshal([]byte(e.run("tenant", "create", "--name", "Acme", "--email", "owner@acme.test")), &tn); err != nil {
-		t.Fatal(err)
-	}
+	tn := acmeTenant(t, e)
 	var u dashboardUser
 	if err := json.Unmarshal([]byte(e.run("dashboard-user", "add", "--tenant", tn.TenantID, "--email", "ops@acme.test")), &u); err != nil {
 		t.Fatal(err)
@@ -105,4 +99,14 @@ func TestDashboardUserDisable(t *testing.T) {
 	if _, err := e.try("dashboard-user", "disable", "--email", "nobody@acme.test"); err == nil {
 		t.Errorf("disable of an unknown address: got no error, want one")
 	}
+}
+
+// acmeTenant creates the tenant the dashboard users are added to.
+func acmeTenant(t *testing.T, e rebuildEnv) keyPair {
+	t.Helper()
+	var tn keyPair
+	if err := json.Unmarshal([]byte(e.run("tenant", "create", "--name", "Acme", "--email", "owner@acme.test")), &tn); err != nil {
+		t.Fatal(err)
+	}
+	return tn
 }
