@@ -86,8 +86,9 @@ import (
 // it) and validated in a transaction of its own, so uploads are not
 // blocked for the scan (finishShadow). A foreign key from a table
 // outside the group into it makes the rebuild refuse: that table belongs
-// in the group. Storage parameters (fillfactor, autovacuum settings) and
-// columns' statistics targets, which LIKE leaves out, are copied too.
+// in the group. Storage parameters (fillfactor, autovacuum settings, the
+// TOAST table's too) and columns' statistics targets, which LIKE leaves
+// out, are copied too.
 // Privileges, triggers and row security are not copied: tables with
 // triggers or row security are refused; GRANTs on the read models are not
 // used here (ledgerd connects as their owner) and would have to be granted

@@ -252,11 +252,17 @@ func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
 		byName[t] = &defs[i]
 	}
 	// Storage parameters (toast_tuple_target, fillfactor, autovacuum
-	// settings), each as name = 'value'.
-	rows, err = tx.Query(ctx, `SELECT c.relname, string_agg(format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ')
-		FROM pg_class c, unnest(c.reloptions) AS o
-		WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)
-		GROUP BY c.relname`, r.tables)
+	// settings), each as name = 'value', and those of the table's TOAST
+	// table as toast.name = 'value'.
+	rows, err = tx.Query(ctx, `SELECT relname, string_agg(option, ', ') FROM (
+			SELECT c.relname, format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)) AS option
+			FROM pg_class c, unnest(c.reloptions) AS o
+			WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)
+			UNION ALL
+			SELECT c.relname, format('toast.%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1))
+			FROM pg_class c JOIN pg_class toast ON toast.oid = c.reltoastrelid, unnest(toast.reloptions) AS o
+			WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)) AS options
+		GROUP BY relname`, r.tables)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild: describe: %w", err)
 	}
