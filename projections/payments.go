@@ -55,8 +55,8 @@ func projectPayment(b *pgx.Batch, r domain.Record, e domain.Event) {
 // The attempt is appended at the stream's head (eventstore.Store.AppendAtHead),
 // so r.StreamVersion is not known here: nothing of the payment changes but
 // its version, which is one more than the row's, since every event of the
-// stream moves the row in the event's own transaction. Its large jsonb
-// state is neither rebuilt nor written again.
+// stream moves the row in the event's own transaction. Its large state is
+// neither rebuilt nor written again.
 //
 // The three writes are one statement (data-modifying CTEs run whatever the
 // outer statement returns): every webhook sent records an attempt, and each
@@ -82,10 +82,13 @@ func projectWebhookAttempt(b *pgx.Batch, r domain.Record, e domain.PaymentWebhoo
 
 // mergePayment merges what e changes into the row's state
 // (domain.PaymentChanges, the same fold as domain.ApplyPayment) and appends
-// its status-log line. With delivery (a status event), the same statement
-// adds the event's webhook delivery when the payment has a webhookUrl,
-// with the state it has just written: no second statement reads the row
-// back and decompresses its state.
+// its status-log line. The state is stored as json (migration 0014) and
+// merged as jsonb: the sub-select parses it once (OFFSET 0 keeps the
+// planner from pulling it up, which would cast the state once per use),
+// and the assignment stores the merged value's text. With delivery (a
+// status event), the same statement adds the event's webhook delivery when
+// the payment has a webhookUrl, with the state it has just written: no
+// second statement reads the row back and decompresses its state.
 func mergePayment(b *pgx.Batch, r domain.Record, e domain.Event, delivery bool) {
 	changes, line := domain.PaymentChanges(e)
 	if changes == nil {
@@ -96,7 +99,8 @@ func mergePayment(b *pgx.Batch, r domain.Record, e domain.Event, delivery bool) 
 	if line != nil {
 		entry = "[" + jsonOf(line) + "]"
 	}
-	update := `UPDATE payments SET state = jsonb_set(state || $1::jsonb, '{statusLogs}', (state->'statusLogs') || $2::jsonb),
+	update := `UPDATE payments SET state = (SELECT jsonb_set(s || $1::jsonb, '{statusLogs}', (s->'statusLogs') || $2::jsonb)
+				FROM (SELECT state::jsonb OFFSET 0) AS stored(s)),
 			status = coalesce(nullif($3, ''), status), version = $4, updated_at = $5
 		WHERE id = $6`
 	args := []any{jsonOf(changes), entry, status, r.StreamVersion, r.RecordedAt, r.StreamID}

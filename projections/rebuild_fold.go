@@ -14,7 +14,7 @@ import (
 // The fold: the bulk round's fast path.
 //
 // Replaying the projector's statements one by one costs Postgres about
-// 18 µs a statement (a payment's jsonb state is rewritten, TOAST and all,
+// 18 µs a statement (a payment's state is rewritten, TOAST and all,
 // by each of its events), some 4 statements an event: no more than 15,000
 // events a second on two cores. The fold instead reads the events in
 // stream order, keeps one stream's rows in memory, applies each event to
@@ -112,7 +112,7 @@ type (
 		version  int
 		typ      string
 		occurred time.Time
-		payment  []byte // jsonb; nil until copyStateToDeliveries
+		payment  []byte // JSON text; nil until copyStateToDeliveries
 		status   string
 		attempts int
 		next     time.Time

@@ -20,7 +20,7 @@ import (
 // statements (prepared against the shadow tables) must never serve anyone
 // else. synchronous_commit is off for the bulk work; the swap turns it on.
 //
-// The large jsonb values (a payment's state, and its copy in each pending
+// The large JSON values (a payment's state, and its copy in each pending
 // webhook delivery) are compressed with lz4 where the server has it: some 15% less
 // of the COPYs' CPU than pglz, and transparent to readers, since Postgres
 // records the method with each value.

@@ -523,7 +523,7 @@ func TestRebuildRepairsCorruptedRows(t *testing.T) {
 	tables := allTables()
 	want := f.dump(tables)
 	for _, sql := range []string{
-		`UPDATE payments SET status = 'success', state = state || '{"amount": 1}' WHERE id = '` + w.payments[2].String() + `'`,
+		`UPDATE payments SET status = 'success', state = state::jsonb || '{"amount": 1}' WHERE id = '` + w.payments[2].String() + `'`,
 		`DELETE FROM ledger_postings WHERE (event_id, line) IN (SELECT event_id, line FROM ledger_postings LIMIT 1)`,
 		`UPDATE users SET name = 'Mallory', version = 99 WHERE role = 'Normal User'`,
 		`INSERT INTO merchants SELECT gen_random_uuid(), tenant_id, 'Ghost', country, currency, payout_method, bank_name,

@@ -518,11 +518,11 @@ func TestAuditVerify(t *testing.T) {
 				{"postings", "tenant " + l.tenantA.String(), "sum of ledger_postings"}}
 		}},
 		{"a payment's state amount edited", func(t *testing.T, db string) []auditWant {
-			auditExec(t, db, `UPDATE payments SET state = jsonb_set(state, '{amount}', '1501') WHERE id = $1`, l.paid)
+			auditExec(t, db, `UPDATE payments SET state = jsonb_set(state::jsonb, '{amount}', '1501') WHERE id = $1`, l.paid)
 			return []auditWant{{"replay", "payments " + l.paid.String(), "state.amount"}}
 		}},
 		{"a payment's state amount written as a decimal", func(t *testing.T, db string) []auditWant {
-			auditExec(t, db, `UPDATE payments SET state = jsonb_set(state, '{amount}', ((state->>'amount') || '.0')::jsonb) WHERE id = $1`, l.paid)
+			auditExec(t, db, `UPDATE payments SET state = jsonb_set(state::jsonb, '{amount}', ((state->>'amount') || '.0')::jsonb) WHERE id = $1`, l.paid)
 			return []auditWant{{"replay", "payments " + l.paid.String(), ""}}
 		}},
 		{"a user's name edited", func(t *testing.T, db string) []auditWant {
@@ -564,7 +564,7 @@ func TestAuditVerify(t *testing.T) {
 			auditExec(t, db, `INSERT INTO webhook_deliveries (event_id, tenant_id, payment_id, stream_version, type, occurred_at,
 					payment, status, attempts, next_attempt_at)
 				SELECT $1, tenant_id, payment_id, stream_version, type, occurred_at,
-					jsonb_set(payment, '{webhookUrl}', '"https://evil.example/x"'), 'pending', 0, now()
+					jsonb_set(payment::jsonb, '{webhookUrl}', '"https://evil.example/x"'), 'pending', 0, now()
 				FROM webhook_deliveries WHERE payment_id = $2 ORDER BY stream_version LIMIT 1`, id, l.paid)
 			return []auditWant{{"replay", "webhook_deliveries " + id.String(), ""}}
 		}},
@@ -575,7 +575,7 @@ func TestAuditVerify(t *testing.T) {
 		}},
 		{"a webhook delivery's payment edited", func(t *testing.T, db string) []auditWant {
 			ev := auditQueryID(t, db, `SELECT event_id FROM webhook_deliveries WHERE payment_id = $1 ORDER BY stream_version LIMIT 1`, l.paid)
-			auditExec(t, db, `UPDATE webhook_deliveries SET payment = jsonb_set(payment, '{webhookUrl}', '"https://evil.example/x"')
+			auditExec(t, db, `UPDATE webhook_deliveries SET payment = jsonb_set(payment::jsonb, '{webhookUrl}', '"https://evil.example/x"')
 				WHERE event_id = $1`, ev)
 			return []auditWant{{"replay", "webhook_deliveries " + ev.String(), "payment.webhookUrl"}}
 		}},

@@ -279,7 +279,7 @@ func TestUnreadableWebhookSecret(t *testing.T) {
 	// names a sealing key that does not exist.
 	var updated int
 	p.s.queryRow(t, `WITH u AS (UPDATE webhook_deliveries
-		SET payment = jsonb_set(payment, '{webhookSecret}', '"sealed:v1:gone:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"')
+		SET payment = jsonb_set(payment::jsonb, '{webhookSecret}', '"sealed:v1:gone:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"')
 		WHERE payment_id = $1 RETURNING 1) SELECT count(*) FROM u`, []any{id}, &updated)
 	if updated != 1 {
 		t.Fatalf("updated %d deliveries, want the payment's one", updated)
