@@ -15,18 +15,16 @@ import (
 	"github.com/ledger/ledger/domain/rawjson"
 )
 
-// jsonObject is a jsonb object by its top-level members, as the
+// jsonObject is a JSON object by its top-level members, as the
 // projection's || and jsonb_set merge them: a list, not a map, because a
 // payment's state has some forty members and a map of them cost a fifth
 // of the rebuild's allocations. Names are unique, and the members are kept
-// in jsonb's key order (shorter names first, then bytewise), the order
-// Postgres stores them in: Postgres sorts the members of every object it
-// parses, and its sort returns after one pass over members already in
-// order. Written in that order, a payment's state costs Postgres that pass
-// instead of a quicksort, which was a tenth of its time in a rebuild (the
-// COPY of payments.state). The order is only that saving: Postgres sorts
-// whatever it is given, so a name the order misplaces (one written with
-// escapes, compared here as written) costs a sort, never a wrong row.
+// in jsonb's key order (shorter names first, then bytewise): sorted, a
+// repeated name is found beside its first, and the folded state lists its
+// members as the projector's merge (jsonb's text) does. The state is
+// stored as json (migration 0014), so Postgres takes the members in any
+// order; when it was jsonb, members in order also spared its parser a
+// quicksort of every state, a tenth of its time in a rebuild.
 type jsonObject struct {
 	members []jsonMember
 }
@@ -37,11 +35,10 @@ type jsonMember struct {
 }
 
 // parseObject splits a JSON object into its top-level members, without
-// decoding their values (which stay slices of raw). raw is Postgres's text
-// of a jsonb value (in key order already), or encoding/json's output
-// (in a struct's order): valid JSON (rawjson). Anything else hands the
-// stream to the projector. A repeated name keeps its last value, as jsonb
-// does.
+// decoding their values (which stay slices of raw). raw is an event's
+// data or a value of it, encoding/json's output (in a struct's order):
+// valid JSON (rawjson). Anything else hands the stream to the projector. A
+// repeated name keeps its last value, as jsonb does.
 func parseObject(raw []byte) (jsonObject, error) {
 	ms := make([]jsonMember, 0, 48)
 	err := rawjson.Object(raw, func(rawName, _, value []byte) error {
@@ -109,9 +106,9 @@ func (o *jsonObject) set(name string, value json.RawMessage) {
 	o.members = slices.Insert(o.members, at, jsonMember{name, value})
 }
 
-// text encodes o for a jsonb column. Its members are valid JSON already
-// (parsed from Postgres, or encoded by encoding/json), so they are written
-// as they are, in key order.
+// text encodes o for a json or jsonb column. Its members are valid JSON
+// already (parsed from an event, or encoded by encoding/json), so they are
+// written as they are, in key order.
 func (o *jsonObject) text() []byte {
 	n := 2
 	for _, m := range o.members {
