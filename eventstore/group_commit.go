@@ -67,7 +67,7 @@ type pendingAppend struct {
 	stream  uuid.UUID          // the lock-order key: its (first) stream
 	result  chan error         // buffered: the leader never waits on it
 	lead    chan struct{}      // buffered: a slot passed to this waiter
-	offered bool               // lead was sent; guarded by groupCommit.mu
+	offered bool               // p has a slot: taken on arrival, or sent on lead; guarded by groupCommit.mu
 }
 
 func newPendingAppend(ctx context.Context, b *pgx.Batch, appends int, stream uuid.UUID) *pendingAppend {
@@ -105,14 +105,7 @@ func newGroupCommit(pool *pgxpool.Pool) *groupCommit {
 
 // commit commits p, alone or with others, and returns p's own outcome.
 func (g *groupCommit) commit(p *pendingAppend) error {
-	g.mu.Lock()
-	g.queue = append(g.queue, p)
-	leading := g.leaders < g.maxLeaders
-	if leading {
-		g.leaders++
-	}
-	g.mu.Unlock()
-
+	leading := g.arrive(p)
 	done := p.ctx.Done()
 	for !leading {
 		select {
@@ -146,6 +139,23 @@ func (g *groupCommit) commit(p *pendingAppend) error {
 		default: // the queue was longer than a group: lead the next one
 		}
 	}
+}
+
+// arrive queues p and takes a free slot for it, if there is one. A leader
+// stays queued until a group takes it, so it counts as offered: a slot
+// handed on meanwhile would otherwise reach it too, and never be used or
+// passed on (one slot fewer for good; with every slot lost so, no append
+// would be sent again).
+func (g *groupCommit) arrive(p *pendingAppend) (leading bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.queue = append(g.queue, p)
+	if g.leaders < g.maxLeaders {
+		g.leaders++
+		p.offered = true
+		return true
+	}
+	return false
 }
 
 // withdraw takes p out of the queue if it has not been sent yet, passing on

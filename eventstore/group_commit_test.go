@@ -166,3 +166,33 @@ func groupSizes(t *testing.T, reg *prometheus.Registry) (groups, members int) {
 	t.Fatal(fmt.Errorf("no ledger_append_group_size metric"))
 	return 0, 0
 }
+
+// TestGroupCommitLeaderIsOfferedNoSecondSlot: an append that took a free
+// slot on arrival is still queued until a group takes it; a slot another
+// leader gives up meanwhile must not be offered to it (it would never be
+// used nor passed on, and the group commit would have one slot fewer for
+// good), but freed.
+func TestGroupCommitLeaderIsOfferedNoSecondSlot(t *testing.T) {
+	g := &groupCommit{maxLeaders: 2, maxGroup: defaultGroupSize}
+	other := &pendingAppend{lead: make(chan struct{}, 1)}
+	if !g.arrive(other) {
+		t.Fatal("the first append found no free slot")
+	}
+	g.take() // the other leader sends its group
+	p := &pendingAppend{lead: make(chan struct{}, 1)}
+	if !g.arrive(p) {
+		t.Fatal("the second append found no free slot")
+	}
+	g.release() // the other leader is done while p is still queued
+	if len(p.lead) != 0 {
+		t.Error("the queued leader was offered a second slot")
+	}
+	if g.leaders != 1 {
+		t.Errorf("after one of two leaders released: %d slots taken, want 1", g.leaders)
+	}
+	g.take()
+	g.release()
+	if g.leaders != 0 {
+		t.Errorf("after both released: %d slots taken, want 0", g.leaders)
+	}
+}
