@@ -168,10 +168,17 @@ func DecideDashboardSignIn(u DashboardUser, sessionHash string, expiresAt time.T
 	return []Event{DashboardSignedIn{SessionHash: sessionHash, ExpiresAt: expiresAt}}, nil
 }
 
-// DecideDisableDashboardUser takes u's access away.
+// DecideDisableDashboardUser takes u's access away. A user with neither a
+// password nor a set-password link has none (disabled already, or never
+// given one that still stands) and no session (one opens only with a
+// password): nothing is recorded, so an operator repeating the command
+// leaves no second event in the history.
 func DecideDisableDashboardUser(u DashboardUser) ([]Event, error) {
 	if u.ID == uuid.Nil {
 		return nil, Errorf(NotFound, "not_found", "dashboard user not found")
+	}
+	if u.PasswordHash == "" && u.SetupTokenHash == "" {
+		return nil, nil
 	}
 	return []Event{DashboardUserDisabled{}}, nil
 }

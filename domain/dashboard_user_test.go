@@ -117,6 +117,9 @@ func TestDecideDisableDashboardUser(t *testing.T) {
 		t.Fatalf("got %v, %v, want one disabled event", events, err)
 	}
 	u = ApplyDashboardUser(u, events[0])
+	if again, err := DecideDisableDashboardUser(u); err != nil || len(again) != 0 {
+		t.Errorf("disabling a disabled user: got %v, %v, want nothing recorded", again, err)
+	}
 	if _, err := DecideDashboardSignIn(u, "session", now.Add(time.Hour)); ErrorKind(err) != Unauthenticated {
 		t.Errorf("sign-in after disable: got %v, want refused", err)
 	}
@@ -130,5 +133,8 @@ func TestDecideDisableDashboardUser(t *testing.T) {
 	u = ApplyDashboardUser(u, events[0])
 	if _, err := DecideSetDashboardPassword(u, "again", "argon2", now); err != nil {
 		t.Errorf("a new link after disable: got %v, want it to work", err)
+	}
+	if events, err := DecideDisableDashboardUser(u); err != nil || len(events) != 1 {
+		t.Errorf("disabling a user with a new link: got %v, %v, want one disabled event", events, err)
 	}
 }

@@ -79,17 +79,20 @@ func TestDashboardUserDisable(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.run("dashboard-user", "disable", "--email", "OPS@acme.test")
+	e.run("dashboard-user", "disable", "--email", "ops@acme.test") // repeated: nothing more to take away
 	var password, actor string
 	var link *string
-	var openSessions int
+	var openSessions, disabled int
 	if err := e.pool.QueryRow(e.ctx, `SELECT u.password_hash, u.setup_token_hash,
 			(SELECT count(*) FROM dashboard_sessions WHERE user_id = u.id AND revoked_at IS NULL),
-			(SELECT metadata->>'actor' FROM events WHERE stream_id = u.id AND type = 'dashboard_user.disabled')
-		FROM dashboard_users u WHERE u.id = $1`, u.DashboardUserID).Scan(&password, &link, &openSessions, &actor); err != nil {
+			(SELECT count(*) FROM events WHERE stream_id = u.id AND type = 'dashboard_user.disabled'),
+			(SELECT min(metadata->>'actor') FROM events WHERE stream_id = u.id AND type = 'dashboard_user.disabled')
+		FROM dashboard_users u WHERE u.id = $1`, u.DashboardUserID).Scan(&password, &link, &openSessions, &disabled, &actor); err != nil {
 		t.Fatal(err)
 	}
-	if password != "" || link != nil || openSessions != 0 || actor != operator.Actor {
-		t.Errorf("after disable: password %q, link %v, %d open sessions, actor %q; want none and the operator", password, link, openSessions, actor)
+	if password != "" || link != nil || openSessions != 0 || disabled != 1 || actor != operator.Actor {
+		t.Errorf("after disable twice: password %q, link %v, %d open sessions, %d disabled events, actor %q; want none, one event and the operator",
+			password, link, openSessions, disabled, actor)
 	}
 	var again dashboardUser
 	if err := json.Unmarshal([]byte(e.run("dashboard-user", "reset", "--email", "ops@acme.test")), &again); err != nil ||
