@@ -87,8 +87,13 @@ func (w *Workers) runNow(ctx context.Context) error {
 // sendPaymentWebhooks sends the payment's next delivery if it is due and
 // nobody holds it, then the ones after it (deliverInOrder). When a
 // goroutine here sends the payment's webhooks already, it is left to that
-// one (sendingPayments).
+// one (sendingPayments); when every send slot here is taken (sendSlots),
+// to the dispatcher.
 func (w *Workers) sendPaymentWebhooks(ctx context.Context, paymentID uuid.UUID) {
+	if w.sendSlots.tryTake(1) == 0 { // every slot is taken: the dispatcher sends it later
+		return
+	}
+	defer w.sendSlots.give(1)
 	if !w.senders.enterUnlessBusy(paymentID) {
 		return
 	}

@@ -47,22 +47,30 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 	for {
 		// Not cancelled by shutdown: a claim that committed must reach its
 		// deliveries, or its leases would strand them until they lapse.
-		claimed, err := w.claimWebhooks(context.WithoutCancel(ctx))
-		if err != nil && ctx.Err() == nil {
-			w.log.Warn("webhooks: claim", "err", err)
+		// It claims no more deliveries than it has free slots for.
+		slots := w.sendSlots.tryTake(claimBatch)
+		var claimed []delivery
+		if slots > 0 {
+			var err error
+			claimed, err = w.claimWebhooks(context.WithoutCancel(ctx), slots)
+			if err != nil && ctx.Err() == nil {
+				w.log.Warn("webhooks: claim", "err", err)
+			}
+			w.sendSlots.give(slots - len(claimed))
 		}
 		for _, d := range claimed {
 			w.senders.enter(d.paymentID)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer w.sendSlots.give(1)
 				w.deliverInOrder(context.WithoutCancel(ctx), d)
 			}()
 		}
-		// Busy, the dispatcher polls every WebhookPoll; idle, it backs off to
-		// webhookIdlePoll rather than query Postgres 50 times a second for
-		// nothing.
-		if len(claimed) > 0 {
+		// Busy (or with every slot taken), the dispatcher polls every
+		// WebhookPoll; idle, it backs off to webhookIdlePoll rather than
+		// query Postgres 50 times a second for nothing.
+		if len(claimed) > 0 || slots == 0 {
 			wait = w.cfg.WebhookPoll
 		} else {
 			wait = min(2*wait, max(webhookIdlePoll, w.cfg.WebhookPoll))
@@ -104,9 +112,13 @@ func (w *Workers) deliverInOrder(ctx context.Context, d delivery) {
 	}
 }
 
-// claimWebhooks leases due deliveries whose payment has no earlier pending one.
-func (w *Workers) claimWebhooks(ctx context.Context) ([]delivery, error) {
-	return w.claim(ctx, `ORDER BY greatest(d.next_attempt_at, d.lease_until) LIMIT 100`)
+// claimBatch is the most deliveries one claim of the dispatcher leases.
+const claimBatch = 100
+
+// claimWebhooks leases up to limit due deliveries whose payment has no
+// earlier pending one.
+func (w *Workers) claimWebhooks(ctx context.Context, limit int) ([]delivery, error) {
+	return w.claim(ctx, `ORDER BY greatest(d.next_attempt_at, d.lease_until) LIMIT $3`, limit)
 }
 
 // claimPaymentWebhook leases the payment's next delivery if it is due (the

@@ -48,6 +48,7 @@ type Config struct {
 	WebhookSchedule []time.Duration // waits before attempts 2, 3, ... (LEDGER_WEBHOOK_RETRY)
 	WebhookTimeout  time.Duration   // per attempt (10 s)
 	WebhookPrivate  bool            // allow loopback and private webhook targets (sandbox)
+	WebhookSends    int             // webhook attempts in flight at once in this process (LEDGER_WEBHOOK_SENDS; 256)
 	// RenderPayment writes the Payment as the API returns it: a webhook's data.
 	RenderPayment func(domain.PaymentSnapshot) ([]byte, error)
 	// OpenSecret returns a stored webhookSecret as the partner gave it
@@ -93,6 +94,7 @@ type Workers struct {
 	// Payments whose next step this process takes at once (Appended).
 	advanceNow, webhooksNow chan domain.StreamRef
 	senders                 *sendingPayments // payments whose webhooks a goroutine here is sending
+	sendSlots               sendSlots        // webhook attempts in flight here (Config.WebhookSends)
 	settled                 *settledHere     // payments whose payout result this process recorded
 	paying                  *payingHere      // payments this process converted and is paying out now
 	stalled                 stalledCursor    // where the stalled sweep goes on from (one goroutine: runStalled)
@@ -113,6 +115,9 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	}
 	if cfg.WebhookTimeout <= 0 {
 		cfg.WebhookTimeout = 10 * time.Second
+	}
+	if cfg.WebhookSends <= 0 {
+		cfg.WebhookSends = defaultWebhookSends
 	}
 	if cfg.WebhookSchedule == nil {
 		cfg.WebhookSchedule = domain.WebhookRetrySchedule
@@ -139,7 +144,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
 		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
-		senders: newSendingPayments(), settled: newSettledHere(), paying: newPayingHere(),
+		senders: newSendingPayments(), sendSlots: make(sendSlots, cfg.WebhookSends), settled: newSettledHere(), paying: newPayingHere(),
 		stalled: stalledCursor{batch: stalledBatch}, expiryPage: expiryPage}
 }
 

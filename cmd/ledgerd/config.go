@@ -43,6 +43,7 @@ type config struct {
 	PriceFeedKey        string
 	CollectionAccounts  string // currency=account name:account number, comma-separated
 	WebhookRetry        []time.Duration
+	WebhookSends        int
 	WebhookAllowPrivate bool
 	webhookPrivateSet   bool
 	SandboxPayoutDelay  time.Duration
@@ -157,6 +158,8 @@ var settings = []setting{
 			}
 			return nil
 		}},
+	{"LEDGER_WEBHOOK_SENDS", "webhook-sends", "256", "webhook attempts in flight at once, per process",
+		num(func(c *config) *int { return &c.WebhookSends })},
 	{"LEDGER_WEBHOOK_ALLOW_PRIVATE", "webhook-allow-private", "", "allow loopback/private webhook targets (default: true in sandbox, false in production)",
 		func(c *config, v string) error {
 			if v == "" {
