@@ -330,9 +330,15 @@ func (f *folder) apply(s *streamFold, r *domain.Record) error {
 	if err != nil {
 		return err
 	}
-	for i, p := range domain.PostingsOf(e) { // postings.go
-		amount := numericOf(p.Amount)
-		s.insert("ledger_postings", r.ID, i+1, r.TenantID, r.RecordedAt, p.Account, p.Currency, p.Side, amount)
+	postings := domain.PostingsOf(e) // postings.go
+	if len(postings) == 0 {
+		return nil
+	}
+	// The event's columns are boxed once for all its lines (a posting
+	// event has two to four): three allocations a line fewer.
+	id, tenant, at := any(r.ID), any(r.TenantID), any(r.RecordedAt)
+	for i, p := range postings {
+		s.insert("ledger_postings", id, i+1, tenant, at, p.Account, p.Currency, p.Side, numericOf(p.Amount))
 	}
 	return nil
 }
