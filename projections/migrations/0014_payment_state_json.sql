@@ -16,7 +16,10 @@
 -- work on json as they did on jsonb.
 --
 -- This rewrites the payments table once: apply it in a maintenance window
--- on a long history.
+-- on a long history. Stop every ledgerd of an earlier version first: they
+-- merge with jsonb's || on the column itself, which json does not have, so
+-- their status changes would fail (safely: an append and its projection
+-- are one transaction, so nothing is half written) until they are replaced.
 ALTER TABLE payments ALTER COLUMN state TYPE json USING state::json;
 ALTER TABLE webhook_deliveries ALTER COLUMN payment TYPE json USING payment::json;
 
