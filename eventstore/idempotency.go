@@ -99,6 +99,14 @@ func (i *Idempotency) Do(ctx context.Context, scope, key string, requestHash []b
 			"this Idempotency-Key was used with a different request")
 	default:
 		opened, err := i.sealer.Open(ctx, string(body))
+		if errors.Is(err, ErrSealed) {
+			// The request ran and its answer was final, but the answer can
+			// never be read again (its sealing key is gone, or the record
+			// was altered). Running it again could move money twice, and a
+			// 500 would be retried for the key's whole life: say so instead.
+			return 0, "", nil, false, domain.Errorf(domain.Conflict, "idempotency_response_unreadable",
+				"the request with this Idempotency-Key was processed, but its recorded response cannot be read any more: read the resource instead")
+		}
 		if err != nil {
 			return 0, "", nil, false, fmt.Errorf("idempotency: open the recorded response: %w", err)
 		}

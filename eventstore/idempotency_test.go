@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ledger/ledger/domain"
 )
 
 // TestIdempotencyKeepsOnlyFinalAnswers: an answer that asks to be retried
@@ -68,5 +70,21 @@ func TestIdempotencySealsRecordedResponses(t *testing.T) {
 		func(context.Context) (int, string, []byte, bool) { return 500, "", nil, false })
 	if err != nil || !replayed || string(body) != `{"id":1}` {
 		t.Errorf("a response recorded before sealing: got %q, replayed %v, %v", body, replayed, err)
+	}
+
+	// A recorded response whose sealing key is gone: never run again, and
+	// a clear conflict rather than a 500 a client would retry.
+	if _, err := pool.Exec(ctx, `UPDATE idempotency_keys SET body = convert_to('sealed:v1:gone:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'UTF8')
+		WHERE key = 'key'`); err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	_, _, _, _, err = idem.Do(ctx, "tenant/user", "key", []byte("hash"),
+		func(context.Context) (int, string, []byte, bool) {
+			ran = true
+			return 201, "application/json", []byte(answer), true
+		})
+	if ran || domain.ErrorKind(err) != domain.Conflict || !strings.Contains(err.Error(), "cannot be read") {
+		t.Errorf("a recorded response that cannot be opened: ran again %v, got %v; want a conflict, not run", ran, err)
 	}
 }
