@@ -1,9 +1,9 @@
 -- A payment's state, and its copy in each webhook delivery, are stored as
 -- json (text checked to be valid JSON) instead of jsonb (parsed into a
 -- binary tree), as the events' data are (event store migration 0010).
--- Nothing indexes or searches inside them: every reader takes the whole
--- document back and decodes it in Go, which jsonb made Postgres rebuild as
--- text on every read. Writing them is where jsonb cost most: a rebuild
+-- Readers take the whole document back and decode it in Go, which jsonb
+-- made Postgres rebuild as text on every read; only a few ->> reads look
+-- inside in SQL (below). Writing them is where jsonb cost most: a rebuild
 -- COPYs every payment's state, some 1.8 kB of text each, and building the
 -- tree of 161,503 states took about 3 s of Postgres CPU a million events
 -- on a small machine, a tenth of the whole rebuild (9% more events/s
@@ -12,8 +12,10 @@
 -- The projector's merge still runs on jsonb (projections/payments.go casts
 -- the stored state and stores the result's text), so the state keeps
 -- jsonb's semantics: || replaces top-level members, a repeated name keeps
--- its last value. The few ->> reads of workers and of the in-flight index
--- work on json as they did on jsonb.
+-- its last value. The few ->> reads (the deposit and expiry workers' polls,
+-- the stalled sweep, the in-flight index's predicate for deposited
+-- payments) answer the same on json, parsing its text where jsonb looked
+-- the member up.
 --
 -- This rewrites the payments table once: apply it in a maintenance window
 -- on a long history. Stop every ledgerd of an earlier version first: they
