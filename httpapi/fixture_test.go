@@ -74,7 +74,7 @@ func newFixture(f *testing.F) *fixture {
 			Merchants: merchants, Payments: payments, Rails: fakeRails{}, Sandbox: fakeSandbox{},
 			Events: fakeEvents{payments: payments, reads: fx.reads}, Ledger: fakeLedger{reads: fx.reads},
 			Documents: fakeDocuments{}})
-	fx.s.now = func() time.Time { return time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC) } // a Tuesday, 10:00 in Johannesburg
+	fx.s.now = func() time.Time { return k1RetiredAt } // a Tuesday, 10:00 in Johannesburg
 	fx.tenant = Caller{TenantID: tenantID, Kind: KindTenant, APIKey: "key"}
 	fx.self = Caller{TenantID: tenantID, UserID: fx.user.ID, Kind: KindUser, APIKey: "key"}
 

@@ -110,8 +110,8 @@ func (p *Presigner) Verify(ctx context.Context, escapedPath, rawQuery string) (u
 	if err != nil || hex.EncodeToString(got) != sig {
 		return uuid.Nil, errPresignInvalid
 	}
-	secret, err := p.keys.SigningKey(ctx, kid)
-	if domain.ErrorKind(err) == domain.Unauthenticated {
+	secret, retiredAt, err := p.keys.SigningKey(ctx, kid)
+	if domain.ErrorKind(err) == domain.Unauthenticated || err == nil && !signedBeforeRetirement(retiredAt, time.Unix(expires, 0), presignTTL) {
 		return uuid.Nil, errPresignInvalid
 	}
 	if err != nil {

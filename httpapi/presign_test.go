@@ -15,20 +15,28 @@ import (
 )
 
 // fakeKeys is a SigningKeys with fixed keys; the newest is "k2".
-type fakeKeys map[string][]byte
+type fakeKeys map[string]fakeKey
+
+type fakeKey struct {
+	secret    []byte
+	retiredAt time.Time
+}
 
 func (k fakeKeys) CurrentSigningKey(context.Context) (string, []byte, error) {
-	return "k2", k["k2"], nil
+	return "k2", k["k2"].secret, nil
 }
 
-func (k fakeKeys) SigningKey(_ context.Context, kid string) ([]byte, error) {
-	if s, ok := k[kid]; ok {
-		return s, nil
+func (k fakeKeys) SigningKey(_ context.Context, kid string) ([]byte, time.Time, error) {
+	if key, ok := k[kid]; ok {
+		return key.secret, key.retiredAt, nil
 	}
-	return nil, domain.Errorf(domain.Unauthenticated, "invalid_token", "unknown signing key")
+	return nil, time.Time{}, domain.Errorf(domain.Unauthenticated, "invalid_token", "unknown signing key")
 }
 
-var testKeys = fakeKeys{"k1": []byte("first secret"), "k2": []byte("second secret")}
+// k1RetiredAt is when k1 stopped signing: the fixture's clock.
+var k1RetiredAt = time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+
+var testKeys = fakeKeys{"k1": {[]byte("first secret"), k1RetiredAt}, "k2": {secret: []byte("second secret")}}
 
 // testPresigner signs at a fixed clock that the test moves.
 func testPresigner(now *time.Time) *Presigner {
@@ -128,7 +136,7 @@ func FuzzPresignVerify(f *testing.F) {
 		}
 		exp, _ := strconv.ParseInt(strings.TrimPrefix(strings.Split(query, "&")[0], "expires="), 10, 64)
 		kid := strings.TrimPrefix(strings.Split(query, "&")[1], "kid=")
-		if want := presignedPath(got, exp, kid, testKeys[kid]); path+"?"+query != want {
+		if want := presignedPath(got, exp, kid, testKeys[kid].secret); path+"?"+query != want {
 			t.Fatalf("Verify(%q, %q): accepted, want only the signed URL %q", path, query, want)
 		}
 	})

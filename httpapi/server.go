@@ -28,12 +28,6 @@ type Credentials interface {
 	TouchAPIKey(ctx context.Context, apiKey string, at time.Time) error
 }
 
-// SigningKeys are the shared JWT keys.
-type SigningKeys interface {
-	CurrentSigningKey(ctx context.Context) (kid string, secret []byte, err error)
-	SigningKey(ctx context.Context, kid string) ([]byte, error)
-}
-
 // Idempotency runs a request once per Idempotency-Key (contract §1).
 type Idempotency interface {
 	Do(ctx context.Context, scope, key string, requestHash []byte,

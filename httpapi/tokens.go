@@ -74,9 +74,22 @@ var (
 	errRevoked      = domain.Errorf(domain.Unauthenticated, "invalid_token", "the access token has been revoked")
 )
 
-// verify checks a bearer token's signature (HS256 only, key by kid), expiry
-// (1 s leeway), issuer and claims, and returns its caller. It does not check
-// revocation; authenticate does.
+// lifetime is the longest a token of kind lives (the longer of the two
+// for a kind that is none of them: such a token is refused anyway).
+func (s *Server) lifetime(kind string) time.Duration {
+	switch kind {
+	case KindTenant:
+		return s.cfg.TenantTokenTTL
+	case KindUser:
+		return s.cfg.UserTokenTTL
+	}
+	return max(s.cfg.TenantTokenTTL, s.cfg.UserTokenTTL)
+}
+
+// verify checks a bearer token's signature (HS256 only, key by kid, not
+// retired before the token could have been signed), expiry (1 s leeway),
+// issuer and claims, and returns its caller. It does not check the API
+// key's revocation; authenticate does.
 func (s *Server) verify(ctx context.Context, raw string) (Caller, error) {
 	var cl claims
 	parser := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
@@ -87,7 +100,17 @@ func (s *Server) verify(ctx context.Context, raw string) (Caller, error) {
 		if kid == "" {
 			return nil, errors.New("no kid")
 		}
-		return s.keys.SigningKey(ctx, kid)
+		secret, retiredAt, err := s.keys.SigningKey(ctx, kid)
+		if err != nil {
+			return nil, err
+		}
+		// The claims are not verified yet: a token that fails this check
+		// is refused whatever its signature, one that passes must still
+		// verify.
+		if !retiredAt.IsZero() && (cl.ExpiresAt == nil || !signedBeforeRetirement(retiredAt, cl.ExpiresAt.Time, s.lifetime(cl.Kind))) {
+			return nil, errors.New("the token outlives its retired signing key")
+		}
+		return secret, nil
 	})
 	if errors.Is(err, jwt.ErrTokenExpired) {
 		return Caller{}, errTokenExpired

@@ -84,11 +84,22 @@ func apikeyRevoke(ctx context.Context, db *database, args []string, stdout io.Wr
 }
 
 func keysRotate(ctx context.Context, db *database, args []string, stdout io.Writer) error {
-	kid, err := eventstore.RotateKey(ctx, db.pool)
+	fs := flag.NewFlagSet("keys rotate", flag.ContinueOnError)
+	revoke := fs.Bool("revoke-previous", false, "revoke every earlier key (one leaked): tokens and presigned URLs they signed stop working within 10 s")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("keys rotate takes no arguments, got %q", fs.Args())
+	}
+	kid, revoked, err := eventstore.RotateKey(ctx, db.pool, *revoke)
 	if err != nil {
 		return err
 	}
-	return printJSON(stdout, map[string]string{"kid": kid})
+	if revoked == nil {
+		revoked = []string{}
+	}
+	return printJSON(stdout, map[string]any{"kid": kid, "revoked": revoked})
 }
 
 func tenantStream(id uuid.UUID) domain.StreamRef {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,48 @@ func TestKeyRotation(t *testing.T) {
 		if r := s.post(t, "/users/token", tok, body); r.Status != http.StatusOK {
 			t.Errorf("token signed %s the rotation: got %d %s, want 200", name, r.Status, r.Body)
 		}
+	}
+}
+
+// TestKeyRevocation runs ledgerctl keys rotate --revoke-previous (a leaked
+// key) under a running server: within 10 s a token the old key signed is
+// 401 and new tokens carry the new kid, and they work.
+func TestKeyRevocation(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, nil)
+	tn := s.createTenant(t, "Tyrell")
+	body := fmt.Sprintf(`{"userId":%q}`, tn.OwnerUserID)
+	before := s.tenantToken(t, tn.APIKey, tn.APISecret)
+	h, _ := decodeJWT(t, before)
+	oldKID := h["kid"].(string)
+
+	var rotated struct {
+		KID     string   `json:"kid"`
+		Revoked []string `json:"revoked"`
+	}
+	mustDecode(t, s.ledgerctl(t, "keys", "rotate", "--revoke-previous"), &rotated)
+	start := time.Now()
+	if rotated.KID == "" || !slices.Contains(rotated.Revoked, oldKID) || slices.Contains(rotated.Revoked, rotated.KID) {
+		t.Fatalf("keys rotate --revoke-previous: got %+v, want a new kid and %s revoked", rotated, oldKID)
+	}
+	for {
+		r := s.post(t, "/users/token", before, body)
+		if r.Status == http.StatusUnauthorized {
+			break
+		}
+		if r.Status != http.StatusOK {
+			t.Fatalf("token of the revoked key: got %d %s, want 200 then 401", r.Status, r.Body)
+		}
+		if time.Since(start) > 12*time.Second {
+			t.Fatalf("token of the revoked key still accepted %v after the revocation, want 401 within 10 s", time.Since(start))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	after := s.tenantToken(t, tn.APIKey, tn.APISecret)
+	if h, _ := decodeJWT(t, after); h["kid"] != rotated.KID {
+		t.Fatalf("new token's kid: got %v, want %s", h["kid"], rotated.KID)
+	}
+	if r := s.post(t, "/users/token", after, body); r.Status != http.StatusOK {
+		t.Fatalf("token of the new key: got %d %s, want 200", r.Status, r.Body)
 	}
 }
