@@ -91,6 +91,7 @@ func (w *Workers) runNow(ctx context.Context) error {
 // to the dispatcher.
 func (w *Workers) sendPaymentWebhooks(ctx context.Context, paymentID uuid.UUID) {
 	if w.sendSlots.tryTake(1) == 0 { // every slot is taken: the dispatcher sends it later
+		w.metrics.fastPath.WithLabelValues("webhook", "no_slot").Inc()
 		return
 	}
 	defer w.sendSlots.give(1)

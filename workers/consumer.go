@@ -298,7 +298,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		stalled: prometheus.NewCounter(prometheus.CounterOpts{Name: "ledger_payments_stalled_total",
 			Help: "Steps this process ran for payments that had not moved for LEDGER_STALLED_AFTER (their message given up on)."}),
 		fastPath: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ledger_worker_fast_path_total",
-			Help: "Payment steps offered to this process's fast path (payout, webhook), queued or dropped (the queue was full: the message or the dispatcher takes the step)."},
+			Help: "Payment steps offered to this process's fast path (payout, webhook), queued or dropped (the queue was full: the message or the dispatcher takes the step); webhook no_slot: queued, then every send slot was taken (LEDGER_WEBHOOK_SENDS): the dispatcher sends it."},
 			[]string{"step", "outcome"}),
 	}
 	if reg != nil {

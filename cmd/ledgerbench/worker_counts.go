@@ -25,6 +25,7 @@ type workerCounts struct {
 	PayoutDropped   float64            `json:"payoutDropped"`   // its queue was full: left to the deposited message
 	WebhookQueued   float64            `json:"webhookQueued"`   // status changes queued for the fast path's webhook sending
 	WebhookDropped  float64            `json:"webhookDropped"`  // its queue was full: left to the dispatcher
+	WebhookNoSlot   float64            `json:"webhookNoSlot"`   // queued, then no send slot was free: left to the dispatcher
 	WebhookAttempts map[string]float64 `json:"webhookAttempts"` // by outcome: delivered, failed
 	Messages        map[string]float64 `json:"messages"`        // "<consumer> <outcome>": ok, later (handed back), error
 	DeadLetters     float64            `json:"deadLetters"`
@@ -73,6 +74,8 @@ func scrapeWorkerCounts(ctx context.Context, client *http.Client, baseURL string
 			c.WebhookQueued = v
 		case "webhook dropped":
 			c.WebhookDropped = v
+		case "webhook no_slot":
+			c.WebhookNoSlot = v
 		}
 	})
 	each("ledger_webhook_attempts_total", func(l map[string]string, m *dto.Metric) {
@@ -94,9 +97,9 @@ func scrapeWorkerCounts(ctx context.Context, client *http.Client, baseURL string
 // terminal table and the markdown report alike.
 func (c workerCounts) summary() string {
 	return fmt.Sprintf("the fast path queued %s payouts (%s dropped, queue full: left to their deposited message) and %s "+
-		"status changes' webhooks (%s dropped: left to the dispatcher); webhook attempts: %s; messages by durable consumer "+
-		"and outcome: %s; dead letters %s, stalled steps %s", thousands(c.PayoutQueued), thousands(c.PayoutDropped),
-		thousands(c.WebhookQueued), thousands(c.WebhookDropped), byKey(c.WebhookAttempts), byKey(c.Messages),
+		"status changes' webhooks (%s dropped and %s with no send slot free: left to the dispatcher); webhook attempts: %s; "+
+		"messages by durable consumer and outcome: %s; dead letters %s, stalled steps %s", thousands(c.PayoutQueued), thousands(c.PayoutDropped),
+		thousands(c.WebhookQueued), thousands(c.WebhookDropped), thousands(c.WebhookNoSlot), byKey(c.WebhookAttempts), byKey(c.Messages),
 		thousands(c.DeadLetters), thousands(c.StalledSteps))
 }
 
@@ -105,7 +108,8 @@ func (c workerCounts) since(earlier workerCounts) workerCounts {
 	d := workerCounts{
 		PayoutQueued: c.PayoutQueued - earlier.PayoutQueued, PayoutDropped: c.PayoutDropped - earlier.PayoutDropped,
 		WebhookQueued: c.WebhookQueued - earlier.WebhookQueued, WebhookDropped: c.WebhookDropped - earlier.WebhookDropped,
-		DeadLetters: c.DeadLetters - earlier.DeadLetters, StalledSteps: c.StalledSteps - earlier.StalledSteps,
+		WebhookNoSlot: c.WebhookNoSlot - earlier.WebhookNoSlot,
+		DeadLetters:   c.DeadLetters - earlier.DeadLetters, StalledSteps: c.StalledSteps - earlier.StalledSteps,
 		WebhookAttempts: map[string]float64{}, Messages: map[string]float64{},
 	}
 	for k, v := range c.WebhookAttempts {

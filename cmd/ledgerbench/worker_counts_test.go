@@ -24,6 +24,7 @@ func TestWorkerCountsFromMetrics(t *testing.T) {
 ledger_worker_fast_path_total{outcome="queued",step="payout"} %[1]g
 ledger_worker_fast_path_total{outcome="dropped",step="payout"} %[1]g
 ledger_worker_fast_path_total{outcome="queued",step="webhook"} %[1]g
+ledger_worker_fast_path_total{outcome="no_slot",step="webhook"} %[1]g
 # TYPE ledger_webhook_attempts_total counter
 ledger_webhook_attempts_total{outcome="delivered"} %[1]g
 # TYPE ledger_worker_dead_letters_total counter
@@ -44,7 +45,7 @@ ledger_worker_message_seconds_count{consumer="lifecycle_deposited",outcome="ok"}
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := workerCounts{PayoutQueued: 10, PayoutDropped: 10, WebhookQueued: 10, DeadLetters: 20,
+	want := workerCounts{PayoutQueued: 10, PayoutDropped: 10, WebhookQueued: 10, WebhookNoSlot: 10, DeadLetters: 20,
 		WebhookAttempts: map[string]float64{"delivered": 10}, Messages: map[string]float64{"lifecycle_deposited ok": 10}}
 	if got := after.since(before); !reflect.DeepEqual(got, want) {
 		t.Fatalf("counts over the phase:\n got %+v\nwant %+v", got, want)

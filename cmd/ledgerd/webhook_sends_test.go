@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -55,6 +57,11 @@ func TestWebhookSendsAreBounded(t *testing.T) {
 	if most, n, _ := seen(); most != bound || n != bound {
 		t.Fatalf("receiver hanging: %d attempts in flight, at most %d; want %d", n, most, bound)
 	}
+	// Two slots, six status changes offered to the fast path: the later
+	// ones found no slot, and the metric says so.
+	if noSlot := metricValue(t, p.s.get(t, "/metrics").Body, `ledger_worker_fast_path_total{outcome="no_slot",step="webhook"}`); noSlot < 1 {
+		t.Errorf("fast path webhooks that found no send slot: got %v, want at least 1", noSlot)
+	}
 	release()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, _, d := seen(); d >= payments || time.Now().After(deadline) {
@@ -64,4 +71,20 @@ func TestWebhookSendsAreBounded(t *testing.T) {
 	if most, _, d := seen(); most > bound || d != payments {
 		t.Fatalf("after the receiver answered: %d attempts answered, at most %d at once; want %d, at most %d", d, most, payments, bound)
 	}
+}
+
+// metricValue is the value of the sample named series (name and labels as
+// the text exposition writes them) in a /metrics body; 0 when absent.
+func metricValue(t *testing.T, body []byte, series string) float64 {
+	t.Helper()
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("metric %s: %v", series, err)
+			}
+			return f
+		}
+	}
+	return 0
 }
