@@ -106,6 +106,11 @@ const paymentNotInitiated = "payment isn't initiated"
 //   - *RejectedError: it failed, and nothing is in flight;
 //   - ErrPaymentNotFound: LND has no payment for the hash;
 //   - any other error: no answer; ask again later.
+//
+// Only a FAILED state is a rejection. Any other refusal of the lookup (a
+// 401 or 403 from a proxy, a 400 from the REST gateway) says nothing about
+// the payment, which an earlier call may have made: taken for a failure, it
+// would refund a payout that was paid.
 func (n *LND) TrackPayment(ctx context.Context, paymentHash [32]byte) (PaymentResult, error) {
 	const op = "lnd track"
 	// lnd's REST proxy reads a bytes path parameter as base64; the URL
@@ -116,7 +121,7 @@ func (n *LND) TrackPayment(ctx context.Context, paymentHash [32]byte) (PaymentRe
 		return PaymentResult{}, ErrPaymentNotFound
 	}
 	if err != nil {
-		return PaymentResult{}, classify(op, err)
+		return PaymentResult{}, fmt.Errorf("%s: %w", op, err)
 	}
 	defer resp.Body.Close()
 	var chunk struct {
@@ -130,7 +135,7 @@ func (n *LND) TrackPayment(ctx context.Context, paymentHash [32]byte) (PaymentRe
 	case chunk.Error != nil && strings.Contains(chunk.Error.Message, paymentNotInitiated):
 		return PaymentResult{}, ErrPaymentNotFound
 	case chunk.Error != nil:
-		return PaymentResult{}, classify(op, &lndError{StatusCode: resp.StatusCode, Message: chunk.Error.Message})
+		return PaymentResult{}, fmt.Errorf("%s: %w", op, &lndError{StatusCode: resp.StatusCode, Message: chunk.Error.Message})
 	case chunk.Result == nil:
 		return PaymentResult{}, fmt.Errorf("%s: stream sent neither result nor error", op)
 	case chunk.Result.Status == "SUCCEEDED":

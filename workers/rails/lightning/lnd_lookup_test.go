@@ -77,6 +77,18 @@ func TestLNDTrackPayment(t *testing.T) {
 		{name: "5xx is retryable", answer: func(w http.ResponseWriter) {
 			grpcError(w, http.StatusServiceUnavailable, "router not started")
 		}},
+		// A refused lookup says nothing of the payment: never a rejection,
+		// which would refund a payout an earlier call may have paid.
+		{name: "403 is not a failure", answer: func(w http.ResponseWriter) {
+			grpcError(w, http.StatusForbidden, "permission denied")
+		}},
+		{name: "400 is not a failure", answer: func(w http.ResponseWriter) {
+			grpcError(w, http.StatusBadRequest, "context canceled")
+		}},
+		{name: "an error in the stream is not a failure", answer: func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"error":{"code":1,"message":"context canceled","details":[]}}` + "\n"))
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
