@@ -46,6 +46,16 @@ func (f FeeLimit) of(amountSats int64) int64 {
 // we first pay it: LND needs up to a minute to find a route.
 const minValidity = 90 * time.Second
 
+// payWait bounds how long a call waits for LND's final answer to its send,
+// holding the payout's row lock and with it a connection of the process's
+// pool. LND stops looking for routes after its 60 s timeout, but a payment
+// whose HTLCs a node downstream holds stays in flight for as long as that
+// node likes: hours. Past payWait the call returns (the payment goes on in
+// LND, which does not cancel it with our request) and a later call learns
+// its outcome from a lookup. Without the bound, a few stuck payments took
+// every connection of the pool and stopped the whole process.
+const payWait = 90 * time.Second
+
 // Lightning is the production payout rail for Lightning recipients.
 //
 // Exactly once: the first call resolves the recipient's invoice and stores
@@ -61,11 +71,12 @@ type Lightning struct {
 	payer    Payer
 	fees     FeeLimit
 	now      func() time.Time
+	payWait  time.Duration
 }
 
 // NewLightning returns the Lightning payout rail over pool.
 func NewLightning(pool *pgxpool.Pool, resolver Resolver, payer Payer, fees FeeLimit) *Lightning {
-	return &Lightning{pool: pool, resolver: resolver, payer: payer, fees: fees, now: time.Now}
+	return &Lightning{pool: pool, resolver: resolver, payer: payer, fees: fees, now: time.Now, payWait: payWait}
 }
 
 // lnPayout is a lightning_payouts row.
@@ -164,7 +175,9 @@ var errPayingElsewhere = errors.New("another call is paying it")
 // fails and is recorded failed (and the payment refunded), the second's
 // succeeds, and the recipient is paid too. A call that finds the row
 // locked returns errPayingElsewhere. The lock goes with its connection
-// when a process dies, and the next call asks LND.
+// when a process dies, and the next call asks LND. The call holds one
+// connection of the pool while it waits for LND, never a second one, and
+// for at most payWait (plus a lookup).
 func (l *Lightning) pay(ctx context.Context, key string, row lnPayout) (lnPayout, error) {
 	hash, err := hex.DecodeString(row.paymentHash)
 	if err != nil || len(hash) != 32 {
@@ -175,21 +188,21 @@ func (l *Lightning) pay(ctx context.Context, key string, row lnPayout) (lnPayout
 		return lnPayout{}, fmt.Errorf("lightning payout %s: %w", key, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	var status string
-	err = tx.QueryRow(ctx, `SELECT status FROM lightning_payouts WHERE idempotency_key = $1 FOR UPDATE NOWAIT`, key).Scan(&status)
+	locked, err := scanPayout(tx.QueryRow(ctx, `SELECT `+payoutColumns+` FROM lightning_payouts WHERE idempotency_key = $1 FOR UPDATE NOWAIT`, key))
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available: NOWAIT found it locked
 		return lnPayout{}, fmt.Errorf("lightning payout %s: %w", key, errPayingElsewhere)
 	case err != nil:
 		return lnPayout{}, fmt.Errorf("lightning payout %s: lock: %w", key, err)
-	case status != "pending": // recorded while this call looked
-		row, _, err := l.load(ctx, key)
-		return row, err
+	case locked.status != "pending": // recorded while this call looked
+		return locked, nil
 	}
 	res, err := l.payer.TrackPayment(ctx, [32]byte(hash))
 	if errors.Is(err, lightning.ErrPaymentNotFound) {
-		res, err = l.payer.PayInvoice(ctx, row.paymentRequest, l.fees.of(row.amountMsat/1000))
+		sendCtx, cancel := context.WithTimeout(ctx, l.payWait)
+		res, err = l.payer.PayInvoice(sendCtx, row.paymentRequest, l.fees.of(row.amountMsat/1000))
+		cancel()
 		var rejected *lightning.RejectedError
 		if errors.As(err, &rejected) {
 			// A process that died after its send reached LND may have
@@ -226,11 +239,17 @@ func (l *Lightning) finish(ctx context.Context, tx pgx.Tx, key, status, reason s
 	return row, err
 }
 
-func (l *Lightning) load(ctx context.Context, key string) (lnPayout, bool, error) {
+// payoutColumns are the columns of an lnPayout, in scanPayout's order.
+const payoutColumns = `amount_msat, payment_request, payment_hash, status, reason`
+
+func scanPayout(r pgx.Row) (lnPayout, error) {
 	var row lnPayout
-	err := l.pool.QueryRow(ctx, `SELECT amount_msat, payment_request, payment_hash, status, reason
-		FROM lightning_payouts WHERE idempotency_key = $1`, key).
-		Scan(&row.amountMsat, &row.paymentRequest, &row.paymentHash, &row.status, &row.reason)
+	err := r.Scan(&row.amountMsat, &row.paymentRequest, &row.paymentHash, &row.status, &row.reason)
+	return row, err
+}
+
+func (l *Lightning) load(ctx context.Context, key string) (lnPayout, bool, error) {
+	row, err := scanPayout(l.pool.QueryRow(ctx, `SELECT `+payoutColumns+` FROM lightning_payouts WHERE idempotency_key = $1`, key))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return row, false, nil
 	}

@@ -291,3 +291,34 @@ func TestFeeLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestLightningPayoutStuckInFlight: a node downstream holds the payment's
+// HTLCs, so LND's answer to the send does not come. The call stops waiting
+// after payWait and gives its connection back (the payment goes on in
+// LND); another call learns from a lookup that it is in flight and sends
+// nothing, and once it settles, that it was paid.
+func TestLightningPayoutStuckInFlight(t *testing.T) {
+	t.Parallel()
+	e := newLNEnv(t)
+	r := e.request()
+	e.node.HoldPayments()
+	rail := e.newRail()
+	rail.payWait = 100 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if out, err := rail.Payout(ctx, r); err == nil || ctx.Err() != nil {
+		t.Fatalf("held payment: got %+v, %v (caller's context: %v), want an error before the caller gives up", out, err, ctx.Err())
+	}
+	if n := e.pool.Stat().AcquiredConns(); n != 0 {
+		t.Fatalf("after the call: %d connections still held, want 0", n)
+	}
+	if out, err := e.newRail().Payout(ctx, r); !errors.Is(err, lightning.ErrPaymentInFlight) {
+		t.Fatalf("another call while in flight: got %+v, %v, want ErrPaymentInFlight", out, err)
+	}
+	e.node.ReleasePayments()
+	out, err := e.newRail().Payout(ctx, r)
+	if err != nil || out.Rejected {
+		t.Fatalf("after it settled: got %+v, %v, want success", out, err)
+	}
+	e.check(t, 1, 1, 1)
+}

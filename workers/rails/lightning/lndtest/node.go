@@ -45,6 +45,7 @@ type Node struct {
 	payments  map[[32]byte]string   // status of each payment we sent, by hash
 	preimages map[[32]byte][32]byte // what the payees' nodes know, to settle our payments
 	sends     int                   // POST /v2/router/send calls
+	held      chan struct{}         // non-nil: payments sent stay in flight until it is closed
 	// settleOnCancel: the payer's payment lands just before the next
 	// cancel of its invoice, which then finds it settled.
 	settleOnCancel bool
@@ -133,6 +134,26 @@ func (n *Node) InvoiceState(paymentHash string) string {
 
 // FailPayments makes every payment fail with reason (FAILURE_REASON_...).
 func (n *Node) FailPayments(reason string) { n.mu.Lock(); n.fail = reason; n.mu.Unlock() }
+
+// HoldPayments keeps the payments sent from now on in flight, their sends
+// answering nothing, until ReleasePayments: as a node downstream holding
+// our HTLCs would.
+func (n *Node) HoldPayments() { n.mu.Lock(); n.held = make(chan struct{}); n.mu.Unlock() }
+
+// ReleasePayments settles the payments held in flight.
+func (n *Node) ReleasePayments() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for hash, status := range n.payments {
+		if status == "IN_FLIGHT" {
+			n.payments[hash] = "SUCCEEDED"
+		}
+	}
+	if n.held != nil {
+		close(n.held)
+		n.held = nil
+	}
+}
 
 // DropAnswers makes sends start the payment but lose the answer (502).
 func (n *Node) DropAnswers(drop bool) { n.mu.Lock(); n.drop = drop; n.mu.Unlock() }
@@ -304,11 +325,27 @@ func (n *Node) send(w http.ResponseWriter, r *http.Request) {
 		streamError(w, http.StatusConflict, "payment is in transition")
 		return
 	}
-	status := "SUCCEEDED"
-	if n.fail != "" {
-		status = "FAILED"
+	if held := n.held; held != nil {
+		// lnd sends nothing until the payment's final state (no in-flight
+		// updates), and goes on with it if the caller stops waiting.
+		n.payments[hash] = "IN_FLIGHT"
+		n.mu.Unlock()
+		select {
+		case <-held:
+		case <-r.Context().Done():
+		}
+		n.mu.Lock()
+		if n.payments[hash] == "IN_FLIGHT" {
+			return // the caller stopped waiting
+		}
+	} else {
+		status := "SUCCEEDED"
+		if n.fail != "" {
+			status = "FAILED"
+		}
+		n.payments[hash] = status
 	}
-	n.payments[hash] = status
+	status := n.payments[hash]
 	if n.drop {
 		grpcError(w, http.StatusBadGateway, "bad gateway")
 		return
