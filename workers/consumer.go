@@ -216,8 +216,10 @@ func (c *consumer) fetch(ctx context.Context, cons jetstream.Consumer, handle fu
 	return n, nil
 }
 
-// process handles one message: ack on success, a delayed nak on failure,
-// and on the last delivery a Term that parks it as a dead letter.
+// process handles one message: ack on success, a delayed nak on failure
+// or when the message is early, and on the last delivery a Term that parks
+// it as a dead letter, early or not: JetStream delivers no message more
+// than MaxDeliver times, so a nak then would drop it without a word.
 func (c *consumer) process(ctx context.Context, m jetstream.Msg) {
 	start := time.Now()
 	err := c.handle(context.WithoutCancel(ctx), m.Subject())
@@ -226,13 +228,14 @@ func (c *consumer) process(ctx context.Context, m jetstream.Msg) {
 		_ = m.Ack()
 		return
 	}
+	md, mdErr := m.Metadata()
+	last := mdErr == nil && int(md.NumDelivered) >= c.maxDeliver
 	var later retryLater
-	if errors.As(err, &later) { // not a failure: the message is early
+	if errors.As(err, &later) && !last { // not a failure: the message is early
 		_ = m.NakWithDelay(time.Duration(later))
 		return
 	}
-	md, mdErr := m.Metadata()
-	if mdErr == nil && int(md.NumDelivered) >= c.maxDeliver {
+	if last {
 		c.metrics.deadLetters.WithLabelValues(c.name).Inc()
 		c.log.Error("worker: dead letter: giving up on a message", "consumer", c.name, "subject", m.Subject(),
 			"deliveries", md.NumDelivered, "streamSeq", md.Sequence.Stream, "err", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ledger/ledger/eventstore/testenv"
 )
@@ -130,6 +131,54 @@ func TestConsumerCreatesItsDurableAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(second)
+}
+
+// A message that is still early on its last delivery is parked as a dead
+// letter, not handed back: JetStream would never deliver it again, and
+// nothing would say so.
+func TestConsumerParksAnEarlyMessageOnItsLastDelivery(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js := testenv.JetStream(t)
+	s := createTestStream(ctx, t, js)
+	deliveries := make(chan struct{}, 10)
+	c := &consumer{
+		name: "test_worker", stream: s.Name, filter: s.SubjectPrefix + ".>", maxDeliver: 3, concurrency: 1,
+		handle: func(context.Context, string) error {
+			deliveries <- struct{}{}
+			return retryLater(10 * time.Millisecond)
+		},
+		log:     slog.New(slog.DiscardHandler),
+		metrics: newMetrics(nil),
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { c.run(runCtx, js); close(done) }()
+	defer func() { stop(); <-done }()
+	if _, err := js.Publish(ctx, s.SubjectPrefix+".early", nil); err != nil {
+		t.Fatal(err)
+	}
+	for range c.maxDeliver {
+		select {
+		case <-deliveries:
+		case <-ctx.Done():
+			t.Fatalf("fewer than %d deliveries", c.maxDeliver)
+		}
+	}
+	deadLetters := func() float64 {
+		var m dto.Metric
+		if err := c.metrics.deadLetters.WithLabelValues(c.name).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetCounter().GetValue()
+	}
+	for deadLetters() != 1 {
+		if ctx.Err() != nil {
+			t.Fatal("the early message was never parked as a dead letter")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // createTestStream creates an in-memory stream of t's own on every
