@@ -39,13 +39,28 @@ import (
 // JetStream drops or rejects them.
 //
 // Exactly once, in order, across crashes: each message carries Nats-Msg-Id =
-// event id and Nats-Expected-Last-Msg-Id = the previous event's id (the very
-// first event: Nats-Expected-Last-Sequence = 0, an empty stream). JetStream
-// drops a re-sent message whose id it has seen within the Duplicates window,
-// and rejects one whose predecessor is not the stream's last message, so a
-// failed publish also fails everything after it (no reordering), and after a
-// crash between publish and marking the relay learns from the stream's last
+// event id, Nats-Expected-Last-Msg-Id = the previous event's id, and
+// Nats-Expected-Last-Sequence = the stream sequence that event has (the n-th
+// message of a round follows the stream's last sequence plus n - 1; the very
+// first event expects 0, an empty stream). JetStream drops a re-sent
+// message whose id it has seen within the Duplicates window, and rejects
+// one whose predecessor is not the stream's last message, so a failed
+// publish also fails everything after it (no reordering), and after a crash
+// between publish and marking the relay learns from the stream's last
 // message how far it really got (reconcile), even beyond the dedup window.
+//
+// Both expectations, because each alone fails somewhere. By id alone: a
+// clustered stream of nats-server 2.15 checks the expected id only when its
+// replicas apply a message, and a message that fails it there stops the
+// stream for good (it takes nothing more); a leader change in the middle of
+// a round, whose earlier messages the old leader dropped, did that. The
+// expected sequence is checked before a message enters the log and a
+// mismatch is refused cleanly, so those later messages are refused
+// instead. By sequence alone: a message someone else published on the
+// stream's subjects shifts the sequence by one, and the message after a
+// refused one would then be taken, leaving its predecessor out; the
+// expected id refuses it (on a clustered stream by stopping it, as before:
+// only the relay may publish there).
 
 // RelayConfig configures the relay and the JetStream stream it writes.
 type RelayConfig struct {
@@ -149,7 +164,7 @@ type Relay struct {
 	markedPos    int64      // published_position as stored; pubPos > markedPos is a mark still to write
 	lastID       string     // id of the event at lastPos, the next message's expected last id
 	lastPos      int64      // the position lastID belongs to; -1: not known yet
-	lastSeq      uint64     // when lastID is "": the stream sequence the next message must follow (0: empty stream)
+	lastSeq      uint64     // the stream's last sequence, which the next message must follow (0: empty stream)
 	streamReady  bool       // the stream exists with our configuration
 	inflight     *inflight  // messages sent whose acknowledgements are still to collect
 	afterPublish func()     // test hook: runs after publishing, before marking
@@ -284,8 +299,8 @@ func (r *Relay) lead(ctx context.Context) error {
 			if r.inflight != nil {
 				r.inflight.stale = true // its acknowledgements no longer say where to go on from
 			}
-			r.pubPos, r.lastPos = rd.published, -1 // lastID is read again before publishing
-			r.streamReady = false                  // and the stream says where to go on from (send)
+			r.pubPos, r.lastPos = rd.published, -1 // the stream says where to go on from (send)
+			r.streamReady = false
 		}
 		r.markedPos = rd.published
 		var acked, sent int
@@ -380,12 +395,13 @@ type inflight struct {
 // (catching up after a restart, a NATS outage or a reconcile) they are read
 // from the events table. It returns how many messages it sent.
 func (r *Relay) send(ctx context.Context, conn *pgx.Conn, rd round) (int, error) {
-	if !r.streamReady {
+	if !r.streamReady || r.lastPos != r.pubPos {
 		// The first publish of a leadership, or after a failed publish, or
 		// after published_position moved under the relay: the stream's
 		// last message says where to go on from, not published_position,
 		// which trails JetStream by up to two rounds (and JetStream may
-		// have lost its tail, or the stream been made anew). Sending from
+		// have lost its tail, or the stream been made anew), and its last
+		// message's id and sequence are what the next one follows. Sending from
 		// published_position and counting on JetStream to refuse what does
 		// not follow the stream's last message is not enough: a clustered
 		// stream of nats-server 2.15 takes such a message, fails it on
@@ -410,35 +426,17 @@ func (r *Relay) send(ctx context.Context, conn *pgx.Conn, rd round) (int, error)
 	if len(recs) == 0 {
 		return 0, nil
 	}
-	// lastID belongs to one published position: when published_position
-	// moved under the relay (an operator reset, a restore, a reconcile), the
-	// old id would let JetStream accept re-sent events as new once the dedup
-	// window has passed, so it is read again.
-	if r.lastPos != published {
-		r.lastID, r.lastSeq = "", 0
-		if published > 0 {
-			if err := conn.QueryRow(ctx, `SELECT id::text FROM events WHERE position = $1`, published).Scan(&r.lastID); err != nil {
-				return 0, pgxError{fmt.Errorf("read last published event: %w", err)}
-			}
-		}
-		r.lastPos = published
-	}
-
 	fl := &inflight{recs: recs, futures: make([]jetstream.PubAckFuture, 0, len(recs))}
-	expected := r.lastID
-	for _, rec := range recs {
+	expected := r.lastID // "": nothing published yet, or the stream ends with a foreign message
+	for i, rec := range recs {
 		msg, err := r.message(rec)
 		if err != nil {
 			return 0, pgxError{err} // a stored event we cannot encode: stop and let an operator look
 		}
-		opts := []jetstream.PublishOpt{jetstream.WithMsgID(rec.ID.String()), jetstream.WithExpectStream(r.cfg.Stream)}
+		opts := []jetstream.PublishOpt{jetstream.WithMsgID(rec.ID.String()), jetstream.WithExpectStream(r.cfg.Stream),
+			jetstream.WithExpectLastSequence(r.lastSeq + uint64(i))}
 		if expected != "" {
 			opts = append(opts, jetstream.WithExpectLastMsgID(expected))
-		} else {
-			// Nothing published yet (or the stream ends with a foreign
-			// message): expect exactly that stream sequence, so a relay that
-			// died before marking its first batch cannot publish it twice.
-			opts = append(opts, jetstream.WithExpectLastSequence(r.lastSeq))
 		}
 		f, err := r.js.PublishMsgAsync(msg, opts...)
 		if err != nil {
@@ -458,7 +456,7 @@ func (r *Relay) send(ctx context.Context, conn *pgx.Conn, rd round) (int, error)
 func (r *Relay) finish(ctx context.Context, conn *pgx.Conn) (int, error) {
 	fl := r.inflight
 	r.inflight = nil
-	acked, ackErr := r.awaitAcks(ctx, fl.futures, fl.recs)
+	acked, ackedSeq, ackErr := r.awaitAcks(ctx, fl.futures, fl.recs)
 	if r.afterPublish != nil {
 		r.afterPublish()
 	}
@@ -470,10 +468,10 @@ func (r *Relay) finish(ctx context.Context, conn *pgx.Conn) (int, error) {
 	}
 	if acked > 0 {
 		last := fl.recs[acked-1]
-		r.pubPos, r.lastID, r.lastPos = last.Position, last.ID.String(), last.Position
+		r.pubPos, r.lastID, r.lastPos, r.lastSeq = last.Position, last.ID.String(), last.Position, ackedSeq
 	}
 	if err := errors.Join(ackErr, fl.sendErr); err != nil {
-		if isWrongLastMsgID(err) {
+		if isWrongLast(err) {
 			if rerr := r.reconcile(ctx, conn); rerr != nil {
 				return acked, rerr
 			}
@@ -484,28 +482,29 @@ func (r *Relay) finish(ctx context.Context, conn *pgx.Conn) (int, error) {
 }
 
 // awaitAcks waits for the futures in order and returns how many leading
-// messages JetStream stored (or already had), with the first error.
-func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture, recs []domain.Record) (int, error) {
-	acked := 0
+// messages JetStream stored (or already had) and the stream sequence of the
+// last of them, with the first error.
+func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture, recs []domain.Record) (acked int, seq uint64, err error) {
 	timeout := time.After(10 * time.Second)
 	for i, f := range futures {
 		select {
-		case <-f.Ok():
+		case ack := <-f.Ok():
 			if acked == i {
 				acked++
+				seq = ack.Sequence
 				r.lag.Observe(time.Since(recs[i].RecordedAt).Seconds())
 			}
 		case err := <-f.Err():
 			if acked == i {
-				return acked, fmt.Errorf("publish %s: %w", recs[i].ID, err)
+				return acked, seq, fmt.Errorf("publish %s: %w", recs[i].ID, err)
 			}
 		case <-timeout:
-			return acked, errors.New("publish: timed out waiting for JetStream acknowledgements")
+			return acked, seq, errors.New("publish: timed out waiting for JetStream acknowledgements")
 		case <-ctx.Done():
-			return acked, ctx.Err()
+			return acked, seq, ctx.Err()
 		}
 	}
-	return acked, nil
+	return acked, seq, nil
 }
 
 // message builds the published form of rec: its CloudEvent with the private
@@ -527,10 +526,9 @@ func (r *Relay) message(rec domain.Record) (*nats.Msg, error) {
 	return msg, nil
 }
 
-// isWrongLastMsgID reports whether JetStream rejected a message because the
-// stream's last message was not the one expected: by id, or, for the first
-// message ever published, by sequence (the stream was not empty).
-func isWrongLastMsgID(err error) bool {
+// isWrongLast reports whether JetStream rejected a message because the
+// stream's last message was not the one expected: by id or by sequence.
+func isWrongLast(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.As(err, &apiErr) &&
 		(apiErr.ErrorCode == 10070 || // JSStreamWrongLastMsgIDErrF
@@ -590,7 +588,7 @@ func (r *Relay) reconcile(ctx context.Context, conn *pgx.Conn) error {
 		level = slog.LevelWarn
 	}
 	r.log.Log(ctx, level, "relay: reconciled with the stream", "publishedPosition", position, "was", r.pubPos, "lastMsgId", lastID)
-	r.lastID, r.lastPos, r.lastSeq = lastID, position, 0
+	r.lastID, r.lastPos, r.lastSeq = lastID, position, info.State.LastSeq
 	r.pubPos, r.markedPos = position, position
 	return nil
 }
