@@ -73,6 +73,9 @@ type RelayConfig struct {
 	BusyRound     time.Duration // least time from one busy round's start to the next's
 	MaxIdleWait   time.Duration // the wait doubles while rounds stay idle, up to this
 	LeaderRetry   time.Duration // how often a standby tries to become the relay
+	// UnpublishableStandby is how long a process that found a stored event
+	// it cannot publish stands by before it tries to lead again.
+	UnpublishableStandby time.Duration
 }
 
 func (c RelayConfig) withDefaults() RelayConfig {
@@ -120,6 +123,15 @@ func (c RelayConfig) withDefaults() RelayConfig {
 	}
 	if c.LeaderRetry == 0 {
 		c.LeaderRetry = time.Second
+	}
+	if c.UnpublishableStandby == 0 {
+		// An event this binary cannot publish (a type or schema version of a
+		// newer version, during a rolling upgrade) stops the relay wherever
+		// it leads, since events are published in order: it lets go, and
+		// waits long enough for a newer process, trying every LeaderRetry,
+		// to take the lead first. Were every process older (a rollback),
+		// each would still sequence a round this often.
+		c.UnpublishableStandby = 10 * time.Second
 	}
 	return c
 }
@@ -234,13 +246,20 @@ func (r *Relay) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err != nil {
+		wait := r.cfg.LeaderRetry
+		var unpublishable unpublishableError
+		switch {
+		case errors.As(err, &unpublishable):
+			wait = r.cfg.UnpublishableStandby
+			r.log.Error("relay: stepping down: a stored event cannot be published by this version; standing by so that a newer process leads",
+				"err", err, "for", wait)
+		case err != nil:
 			r.log.Warn("relay: stepping down", "err", err)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(r.cfg.LeaderRetry):
+		case <-time.After(wait):
 		}
 	}
 }
@@ -315,12 +334,13 @@ func (r *Relay) lead(ctx context.Context) error {
 			}
 		}
 		var pgErr pgxError
+		var unpublishable unpublishableError
 		switch {
 		case err == nil:
 			if acked > 0 {
 				natsBackoff = 100 * time.Millisecond
 			}
-		case errors.As(err, &pgErr):
+		case errors.As(err, &pgErr), errors.As(err, &unpublishable):
 			return err
 		default:
 			r.log.Warn("relay: publish failed; retrying", "err", err, "in", natsBackoff)
@@ -369,6 +389,15 @@ type pgxError struct{ err error }
 
 func (e pgxError) Error() string { return e.err.Error() }
 func (e pgxError) Unwrap() error { return e.err }
+
+// unpublishableError is a stored event this process cannot encode for
+// publication (domain.PublicData: an event type or schema version it does
+// not know). Publishing stops there, in order; leadership ends, and this
+// process stands by for UnpublishableStandby.
+type unpublishableError struct{ err error }
+
+func (e unpublishableError) Error() string { return e.err.Error() }
+func (e unpublishableError) Unwrap() error { return e.err }
 
 func (r *Relay) updatePending(ctx context.Context, conn *pgx.Conn) {
 	var n int64
@@ -431,7 +460,7 @@ func (r *Relay) send(ctx context.Context, conn *pgx.Conn, rd round) (int, error)
 	for i, rec := range recs {
 		msg, err := r.message(rec)
 		if err != nil {
-			return 0, pgxError{err} // a stored event we cannot encode: stop and let an operator look
+			return 0, unpublishableError{err}
 		}
 		opts := []jetstream.PublishOpt{jetstream.WithMsgID(rec.ID.String()), jetstream.WithExpectStream(r.cfg.Stream),
 			jetstream.WithExpectLastSequence(r.lastSeq + uint64(i))}
