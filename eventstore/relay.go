@@ -73,6 +73,9 @@ type RelayConfig struct {
 	BusyRound     time.Duration // least time from one busy round's start to the next's
 	MaxIdleWait   time.Duration // the wait doubles while rounds stay idle, up to this
 	LeaderRetry   time.Duration // how often a standby tries to become the relay
+	// StreamCheck is how often a relay with nothing to publish checks that
+	// the stream still ends where it left it.
+	StreamCheck time.Duration
 	// UnpublishableStandby is how long a process that found a stored event
 	// it cannot publish stands by before it tries to lead again.
 	UnpublishableStandby time.Duration
@@ -123,6 +126,14 @@ func (c RelayConfig) withDefaults() RelayConfig {
 	}
 	if c.LeaderRetry == 0 {
 		c.LeaderRetry = time.Second
+	}
+	if c.StreamCheck == 0 {
+		// A relay re-reads the stream's end only before publishing, so a
+		// stream that lost acknowledged messages (JetStream's tail after a
+		// crash, an operator who deleted the stream) would otherwise wait
+		// for the next append to be made whole again. One stream info
+		// request every 30 s while idle bounds that wait.
+		c.StreamCheck = 30 * time.Second
 	}
 	if c.UnpublishableStandby == 0 {
 		// An event this binary cannot publish (a type or schema version of a
@@ -288,6 +299,7 @@ func (r *Relay) lead(ctx context.Context) error {
 	var natsRetry time.Time // no publishing before this, after a NATS failure
 	natsBackoff := 100 * time.Millisecond
 	var nextGauge time.Time
+	nextCheck := time.Now().Add(r.cfg.StreamCheck)
 	var lastBusy time.Time        // start of the previous round, if it sequenced events
 	idleWait := r.cfg.MaxIdleWait // nothing done yet: as backed off as an idle relay gets
 	r.inflight = nil
@@ -352,6 +364,16 @@ func (r *Relay) lead(ctx context.Context) error {
 			r.updatePending(ctx, conn)
 			nextGauge = time.Now().Add(time.Second)
 		}
+		if err == nil && r.inflight == nil && r.pubPos >= rd.last() && time.Now().After(nextCheck) {
+			nextCheck = time.Now().Add(r.cfg.StreamCheck)
+			if err := r.checkStream(ctx, conn); err != nil {
+				if errors.As(err, &pgErr) {
+					return err
+				}
+				r.log.Warn("relay: check the stream", "err", err)
+				r.streamReady = false
+			}
+		}
 		// An idle round waits, longer while rounds stay idle (MaxIdleWait),
 		// or until Wake; one that did work, or left acknowledgements to
 		// collect or a mark to write, goes on BusyRound after it began, so
@@ -381,6 +403,35 @@ func (r *Relay) lead(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// checkStream reconciles with the stream when it no longer ends where this
+// relay left it: fewer messages (JetStream lost acknowledged ones), more
+// (something else published), or none at all (deleted): published_position
+// then goes back to the stream's last event, and the next round publishes
+// again whatever the stream lacks.
+func (r *Relay) checkStream(ctx context.Context, conn *pgx.Conn) error {
+	if !r.streamReady || r.lastPos != r.pubPos {
+		return nil // the next publish reconciles anyway
+	}
+	stream, err := r.js.Stream(ctx, r.cfg.Stream)
+	var lastSeq uint64
+	if err == nil {
+		var info *jetstream.StreamInfo
+		if info, err = stream.Info(ctx); err == nil {
+			lastSeq = info.State.LastSeq
+		}
+	}
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+	case err != nil:
+		return fmt.Errorf("stream info: %w", err)
+	case lastSeq == r.lastSeq:
+		return nil
+	}
+	r.log.Warn("relay: the stream no longer ends where it was left; reconciling", "stream", r.cfg.Stream,
+		"lastSeq", lastSeq, "expected", r.lastSeq, "err", err)
+	return r.reconcile(ctx, conn)
 }
 
 // pgxError marks a database failure during publishing, which ends leadership

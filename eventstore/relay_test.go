@@ -484,6 +484,34 @@ func histogramOf(t *testing.T, reg *prometheus.Registry, name string) *dto.Histo
 	return metricOf(t, reg, name).GetHistogram()
 }
 
+// A stream that loses its messages while the relay has nothing to publish
+// (here deleted; JetStream's tail lost in a crash is the same) is made
+// whole again without waiting for the next append: an idle relay checks
+// the stream's end every StreamCheck, and publishes every event again.
+func TestRelayRepublishesToAStreamThatLostItsMessages(t *testing.T) {
+	t.Parallel()
+	e := newRelayEnv(t)
+	e.cfg.StreamCheck = 100 * time.Millisecond
+	ctx := testContext(t, 60*time.Second)
+	appendTenants(t, ctx, e.store, 3)
+	startRelay(t, e.newRelay(t, nil))
+	e.checkStream(t, ctx, 20*time.Second)
+	if err := e.js.DeleteStream(ctx, e.stream.Name); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if s, err := e.js.Stream(ctx, e.stream.Name); err == nil {
+			if info, err := s.Info(ctx); err == nil && info.State.Msgs == 9 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the deleted stream did not get its 9 events again within 20 s")
+		}
+	}
+	e.checkStream(t, ctx, 20*time.Second)
+}
+
 // TestRelayGoesOnAfterAPurge: an operator purged the stream, so its last
 // message is gone; a relay taking over has nothing to reconcile with and
 // publishes on after published_position, not stalling.
