@@ -217,6 +217,18 @@ func (p Payment) needsDocuments() bool {
 // deposited and not (heldForDocuments and documents = 0).
 func (p Payment) AwaitsPayout() bool { return p.Status == StatusDeposited && !p.needsDocuments() }
 
+// ConvertedAt is when p was converted and its payout began (its
+// transferring status line), or the zero time if it never was. Not
+// UpdatedAt, which a document attached later moves too.
+func (p Payment) ConvertedAt() time.Time {
+	for i := len(p.StatusLogs) - 1; i >= 0; i-- {
+		if p.StatusLogs[i].Status == StatusTransferring {
+			return p.StatusLogs[i].At
+		}
+	}
+	return time.Time{}
+}
+
 // RecordDeposit is funds arriving for a payment (a paid invoice, a bank
 // deposit, a confirmed push, a USDT transfer), in its DepositCurrency.
 type RecordDeposit struct {

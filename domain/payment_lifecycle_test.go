@@ -170,6 +170,29 @@ func TestPaymentDocumentHold(t *testing.T) {
 	}
 }
 
+// ConvertedAt is the conversion's time, which a document attached while
+// the payout runs does not move (UpdatedAt does): the payout takeover's
+// grace counts from it.
+func TestPaymentConvertedAt(t *testing.T) {
+	t.Parallel()
+	p := newPayment(t, `{"MerchantID":"m","Amount":1500,"Reference":"r"}`, testMerchant(CountrySouthAfrica, PayoutBank))
+	events, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: businessHours})
+	p = step(t, p, events, err, "payment.deposited")
+	if !p.ConvertedAt().IsZero() {
+		t.Fatalf("deposited: got ConvertedAt %v, want zero", p.ConvertedAt())
+	}
+	converted := businessHours.Add(time.Minute)
+	events, err = DecideBeginPayout(p, BeginPayout{Prices: lifecyclePrices, Now: converted})
+	p = step(t, p, events, err, "payment.transferring")
+	later := converted.Add(5 * time.Second)
+	events, err = DecideAttachPaymentDocument(p, AttachPaymentDocument{DocumentID: uuid.New(), Now: later})
+	p = step(t, p, events, err, "payment.document_attached")
+	if !p.ConvertedAt().Equal(converted) || !p.UpdatedAt.Equal(later) {
+		t.Fatalf("document attached while transferring: got ConvertedAt %v and UpdatedAt %v, want %v and %v",
+			p.ConvertedAt(), p.UpdatedAt, converted, later)
+	}
+}
+
 func TestPaymentFailureAndExpiry(t *testing.T) {
 	t.Parallel()
 	m := testMerchant(CountryKenya, PayoutMomo)

@@ -135,8 +135,13 @@ func (w *Workers) takeOverPayout(ctx context.Context, tenantID, paymentID uuid.U
 	if !ok {
 		return err
 	}
-	// Payment.UpdatedAt is the conversion's time: webhook attempts do not move it.
-	if wait := w.graceLeft(p.Payment.UpdatedAt); wait > 0 {
+	// The grace runs from the conversion, whatever changed since (a
+	// document attached meanwhile would otherwise restart it each time).
+	converted := p.Payment.ConvertedAt()
+	if converted.IsZero() {
+		converted = p.Payment.UpdatedAt
+	}
+	if wait := w.graceLeft(converted); wait > 0 {
 		return retryLater(wait)
 	}
 	return w.payOutPayment(ctx, tenantID, p)
