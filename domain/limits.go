@@ -3,6 +3,8 @@ package domain
 import (
 	"fmt"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // IsSouthAfricanBusinessHours reports whether now falls in South African
@@ -66,10 +68,16 @@ func PaymentAmountLimit(country, payoutMethod string, now time.Time, loc *time.L
 // Check returns nil if amount is within l, else a 400 amount_out_of_range
 // naming amount, the range and the band.
 func (l AmountLimit) Check(amount int64) error {
+	return l.CheckDecimal(decimal.NewFromInt(amount))
+}
+
+// CheckDecimal is Check for an amount with a fractional part (a USDT
+// payment's converted value): 250,000.70 is above a maximum of 250,000.
+func (l AmountLimit) CheckDecimal(amount decimal.Decimal) error {
 	if l.Currency == "" {
 		return Errorf(Internal, "no_amount_limit", "no amount limit for %s", l.Band)
 	}
-	if amount >= l.Min && amount <= l.Max {
+	if !amount.LessThan(decimal.NewFromInt(l.Min)) && !amount.GreaterThan(decimal.NewFromInt(l.Max)) {
 		return nil
 	}
 	msg := fmt.Sprintf("must be between %d and %d %s for %s", l.Min, l.Max, l.Unit, l.Band)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // johannesburg loads Africa/Johannesburg (UTC+2, no daylight saving).
@@ -91,6 +93,17 @@ func TestPaymentAmountLimit(t *testing.T) {
 		}
 		for _, amount := range []int64{tt.min - 1, tt.max + 1} {
 			wantError(t, l.Check(amount), Invalid, "amount_out_of_range", "amount")
+		}
+		// A USDT payment's converted value has cents: a fraction past
+		// either end is out of range, not truncated into it.
+		cent := decimal.New(1, -2)
+		for _, amount := range []decimal.Decimal{decimal.NewFromInt(tt.min), decimal.NewFromInt(tt.max).Sub(cent)} {
+			if err := l.CheckDecimal(amount); err != nil {
+				t.Errorf("%s: CheckDecimal(%s): got %v, want nil", tt.name, amount, err)
+			}
+		}
+		for _, amount := range []decimal.Decimal{decimal.NewFromInt(tt.min).Sub(cent), decimal.NewFromInt(tt.max).Add(decimal.New(70, -2))} {
+			wantError(t, l.CheckDecimal(amount), Invalid, "amount_out_of_range", "amount")
 		}
 	}
 }

@@ -55,7 +55,7 @@ func DecideCreatePayment(p Payment, c CreatePayment) ([]Event, error) {
 	}
 	plan, o, m, q := c.Plan, c.Plan.Order, c.Plan.Merchant, c.Quote
 	if plan.Funding == FundingUSDT {
-		if err := plan.Limit.Check(q.DestinationAmount.IntPart()); err != nil {
+		if err := plan.Limit.CheckDecimal(q.DestinationAmount); err != nil {
 			return nil, err
 		}
 	}

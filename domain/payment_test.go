@@ -317,6 +317,10 @@ func TestDecideCreatePaymentChecksUSDTValueAgainstTheLimit(t *testing.T) {
 	_, err := DecideCreatePayment(Payment{}, CreatePayment{PaymentID: uuid.New(), Plan: plan, Now: businessHours,
 		Quote: Quote{SourceAmountMinor: 100000000, DestinationAmount: decimal.NewFromInt(1_000_001)}})
 	wantError(t, err, Invalid, "amount_out_of_range", "amount")
+	// Cents past the maximum are past it: not truncated into range.
+	_, err = DecideCreatePayment(Payment{}, CreatePayment{PaymentID: uuid.New(), Plan: plan, Now: businessHours,
+		Quote: Quote{SourceAmountMinor: 100000000, DestinationAmount: decimal.RequireFromString("1000000.70")}})
+	wantError(t, err, Invalid, "amount_out_of_range", "amount")
 }
 
 func TestDepositReferenceIsAValidReference(t *testing.T) {
