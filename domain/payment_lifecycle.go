@@ -306,7 +306,7 @@ func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 	switch {
 	case p.Funding == FundingUSDT:
 		q, err := QuotePayment(QuoteInput{FromCurrency: "USDT", DestinationCurrency: p.DestinationCurrency,
-			Amount: p.AmountDeposited.Shift(2).IntPart(), OTCFeeRate: c.OTCFeeRate, Prices: c.Prices})
+			Amount: p.converted().Shift(2).IntPart(), OTCFeeRate: c.OTCFeeRate, Prices: c.Prices})
 		if err != nil {
 			return nil, err
 		}
@@ -327,9 +327,27 @@ func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 		}
 	}
 	e.Message = fmt.Sprintf("Converted; paying out %s %s by %s", e.PayoutAmount, p.DestinationCurrency, p.PayoutMethod)
+	if over := p.overpaid(); over.IsPositive() {
+		e.Message += fmt.Sprintf("; %s %s received over the amount due is owed back to the payer", over, p.DepositCurrency)
+	}
 	e.Postings = conversionPostings(p, e)
 	return []Event{e}, nil
 }
+
+// overpaid is what a payment funded by bank transfer, mobile money or USDT
+// received over its amount due. It is not converted (the merchant's payout
+// and the corridor's limits and document rule were decided on the amount
+// due) but owed back to the payer. A Lightning payment has none: every sat
+// beyond what the payout costs at conversion is its change.
+func (p Payment) overpaid() decimal.Decimal {
+	if p.Funding == FundingLightning {
+		return decimal.Zero
+	}
+	return decimal.Max(p.AmountDeposited.Sub(p.DepositDue), decimal.Zero)
+}
+
+// converted is the part of the deposits the conversion takes.
+func (p Payment) converted() decimal.Decimal { return p.AmountDeposited.Sub(p.overpaid()) }
 
 // PayoutResult is what the payout rail answered.
 type PayoutResult struct {

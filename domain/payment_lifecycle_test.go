@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,6 +243,50 @@ func TestPaymentUSDTPaysOutWhatTheUSDTIsWorth(t *testing.T) {
 	events, err = DecidePayoutResult(p, PayoutResult{PayoutID: "x", Now: businessHours})
 	if p = step(t, p, events, err, "payment.success"); !p.AmountSettled.Equal(p.PayoutAmount) {
 		t.Fatalf("settled %s, paid %s", p.AmountSettled, p.PayoutAmount)
+	}
+}
+
+// A payment funded by USDT or bank transfer converts its amount due, not
+// what was received over it: that is owed back to the payer (refunds
+// payable), so the merchant's payout, the corridor limit and the document
+// rule all stand on the amount due.
+func TestPaymentOverpaymentIsOwedBack(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, body string
+		merchant   Merchant
+		payout     string // what the exact deposit pays out
+	}{
+		{"USDT", `{"MerchantID":"m","Amount":151000,"Reference":"r","FromCountry":"USDT"}`, testMerchant(CountrySouthAfrica, PayoutBank), "26908.2"},
+		{"bank transfer", `{"MerchantID":"m","Amount":1000,"FromCountry":"UK"}`, testMerchant(CountryBTC, PayoutLightning), "1000"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPayment(t, tt.body, tt.merchant)
+			due := p.DepositDue
+			events, err := DecideDeposit(p, RecordDeposit{Amount: due.Mul(decimal.NewFromInt(3)), Now: businessHours})
+			p = step(t, p, events, err, "payment.deposited")
+			events, err = DecideBeginPayout(p, BeginPayout{Prices: lifecyclePrices, OTCFeeRate: decimal.RequireFromString("0.01"), Now: businessHours})
+			p = step(t, p, events, err, "payment.transferring")
+			if p.PayoutAmount.String() != tt.payout {
+				t.Errorf("payout: got %s, want %s (the amount due's)", p.PayoutAmount, tt.payout)
+			}
+			owed, converted := decimal.Zero, decimal.Zero
+			for _, l := range PostingsOf(events[0]) {
+				if l.Side == Credit && l.Account == AccountRefunds && l.Currency == p.DepositCurrency {
+					owed = owed.Add(l.Amount)
+				}
+				if l.Side == Credit && l.Account == AccountConversion && l.Currency == p.DepositCurrency {
+					converted = converted.Add(l.Amount)
+				}
+			}
+			if !owed.Equal(due.Mul(decimal.NewFromInt(2))) || !converted.Equal(due) {
+				t.Errorf("postings: got %s %s owed back and %s converted, want %s and %s", owed, p.DepositCurrency, converted,
+					due.Mul(decimal.NewFromInt(2)), due)
+			}
+			if !strings.Contains(p.StatusLog, "owed back to the payer") {
+				t.Errorf("status log: got %q, want it to say what is owed back", p.StatusLog)
+			}
+		})
 	}
 }
 

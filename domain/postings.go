@@ -118,8 +118,9 @@ func depositPostings(p Payment, amount decimal.Decimal) []Posting {
 func conversionPostings(p Payment, e PaymentTransferring) []Posting {
 	var j journal
 	change := decimal.NewFromInt(e.ChangeRefundSats)
-	j.move(p.DepositCurrency, p.AmountDeposited.Sub(change), AccountCustomerFunds, AccountConversion)
+	j.move(p.DepositCurrency, p.converted().Sub(change), AccountCustomerFunds, AccountConversion)
 	j.move(p.DepositCurrency, change, AccountCustomerFunds, AccountChange)
+	j.move(p.DepositCurrency, p.overpaid(), AccountCustomerFunds, AccountRefunds)
 	fees := p.OTCFees
 	if p.Funding == FundingUSDT {
 		fees = decimal.Zero // USDT proceeds are paid out net; the fee stays in the conversion's spread
