@@ -31,6 +31,10 @@ type Attempt struct {
 	Delivered  bool          // a 2xx: never send this message again
 }
 
+// maxIdleConns bounds the idle connections a Client keeps, all receivers
+// together.
+const maxIdleConns = 64
+
 // Client posts signed webhooks. It is safe for concurrent use and keeps
 // connections to receivers alive between attempts.
 type Client struct {
@@ -53,10 +57,15 @@ func NewClient(timeout time.Duration, allowPrivate bool) *Client {
 	return &Client{
 		http: &http.Client{
 			Transport: &http.Transport{
-				Proxy:                  nil, // an environment proxy would dial for us, past DialPublicOnly
-				DialContext:            dialer.DialContext,
-				ForceAttemptHTTP2:      true, // a custom DialContext would otherwise turn HTTP/2 off
-				MaxIdleConnsPerHost:    4,    // one merchant's events come in bursts: keep a few warm
+				Proxy:               nil, // an environment proxy would dial for us, past DialPublicOnly
+				DialContext:         dialer.DialContext,
+				ForceAttemptHTTP2:   true, // a custom DialContext would otherwise turn HTTP/2 off
+				MaxIdleConnsPerHost: 4,    // one merchant's events come in bursts: keep a few warm
+				// And a few dozen in all: 0 keeps every receiver's, and a
+				// partner whose payments name a new host each time (one
+				// wildcard domain) would have each leave an idle connection
+				// open for IdleConnTimeout, thousands a minute.
+				MaxIdleConns:           maxIdleConns,
 				IdleConnTimeout:        90 * time.Second,
 				MaxResponseHeaderBytes: maxResponse,
 				// No TLS or header timeouts: the per-attempt context bounds every phase.

@@ -24,7 +24,7 @@ var (
 // accepted and the requests it saw, to prove what never reached it.
 type receiver struct {
 	*httptest.Server
-	conns, requests atomic.Int32
+	conns, closed, requests atomic.Int32
 }
 
 func newReceiver(t *testing.T, tls bool, h http.HandlerFunc) *receiver {
@@ -45,8 +45,11 @@ func startReceiver(t *testing.T, tls bool, ln net.Listener, h http.HandlerFunc) 
 		r.Listener = ln
 	}
 	r.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
+		switch s {
+		case http.StateNew:
 			r.conns.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			r.closed.Add(1)
 		}
 	}
 	if tls {
@@ -242,5 +245,31 @@ func TestDeliverRefusesUnsignableInput(t *testing.T) {
 	a := NewClient(time.Second, true).Deliver(context.Background(), r.URL, "whsec_***", "evt_1", testBody, testNow)
 	if a.Delivered || a.Err == "" || r.conns.Load() != 0 {
 		t.Errorf("Attempt = %+v with %d connections, want an error and no connection", a, r.conns.Load())
+	}
+}
+
+// Receivers that keep connections open, each on a host of its own (one
+// wildcard domain), leave at most maxIdleConns idle connections behind,
+// however many hosts there were.
+func TestDeliverKeepsABoundedNumberOfIdleConnections(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "0.0.0.0:0") // every 127.0.0.N reaches it
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startReceiver(t, false, ln, status(http.StatusNoContent))
+	open := func() int32 { return r.conns.Load() - r.closed.Load() }
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	c := NewClient(time.Second, true)
+	const hosts = maxIdleConns + 36
+	for n := 1; n <= hosts; n++ {
+		if a := deliver(c, "http://127.0.0."+strconv.Itoa(n)+":"+port+"/hook"); !a.Delivered {
+			t.Fatalf("host %d: %+v", n, a)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); open() > maxIdleConns; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d receivers: %d connections still open, want at most %d", hosts, open(), maxIdleConns)
+		}
 	}
 }
