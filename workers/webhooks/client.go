@@ -118,7 +118,7 @@ func (c *Client) deliver(ctx context.Context, rawURL, secret, msgID string, body
 
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Attempt{Err: describe(err, c.timeout)}
+		return Attempt{Err: describe(err, c.timeout, c.allowPrivate)}
 	}
 	// Draining a bounded amount lets a small answer's connection be reused; a
 	// larger one is cut off by Close. Its errors change nothing: the status is in.
@@ -142,12 +142,13 @@ func (c *Client) deliver(ctx context.Context, rawURL, secret, msgID string, body
 // Nothing of the service's own network shows: not the address a refused
 // name resolved to (a partner could otherwise point a name at internal
 // addresses and read where they lead), nor the resolver's address, which
-// DNS errors name.
-func describe(err error, timeout time.Duration) string {
-	if errors.Is(err, ErrNonPublicAddress) {
-		return "refused: the host resolves to an address that is not public"
+// DNS errors name, nor, outside sandbox mode, whether a name resolved at all.
+func describe(err error, timeout time.Duration, allowPrivate bool) string {
+	dnsErr, isDNS := errors.AsType[*net.DNSError](err)
+	if errors.Is(err, ErrNonPublicAddress) || isDNS && !allowPrivate { // not whether an internal name exists
+		return "refused: the host does not resolve to public addresses only"
 	}
-	if dnsErr, ok := errors.AsType[*net.DNSError](err); ok {
+	if isDNS {
 		return "cannot resolve the host: " + dnsErr.Err
 	}
 	if ue, ok := errors.AsType[*url.Error](err); ok {

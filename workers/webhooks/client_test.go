@@ -192,7 +192,7 @@ func TestDeliverStopsReadingALargeAnswer(t *testing.T) {
 
 func TestDeliverRefusesNonPublicAddresses(t *testing.T) {
 	// The refusal a partner reads names no address (describe).
-	const notPublic = "refused: the host resolves to an address that is not public"
+	const notPublic = "refused: the host does not resolve to public addresses only"
 	tlsLoopback := newReceiver(t, true, status(http.StatusOK))
 	_, port, _ := net.SplitHostPort(tlsLoopback.Listener.Addr().String())
 	plain := newReceiver(t, false, status(http.StatusOK))

@@ -137,15 +137,20 @@ func CheckURL(rawURL string, allowPrivate bool, resolver *net.Resolver) error {
 	// The errors go back to the partner (POST /payments answers 400 with
 	// them), so they say nothing of the service's own network: neither the
 	// resolver's error (which names its address) nor the address a name
-	// resolved to, or the check would be a lookup service for internal names.
+	// resolved to, nor, outside sandbox mode, whether it resolved at all
+	// (the resolver's search domains would answer for internal names), or
+	// the check would be a lookup service for internal names.
 	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
-	if err != nil {
+	if err != nil && allowPrivate {
 		return fmt.Errorf("webhooks: cannot resolve %q", host)
 	}
 	for _, a := range addrs {
 		if nonPublic(a) != "" && !allowPrivate {
-			return fmt.Errorf("%w: %s resolves to an address that is not public", ErrNonPublicAddress, host)
+			err = ErrNonPublicAddress
 		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s does not resolve to public addresses only", ErrNonPublicAddress, host)
 	}
 	return nil
 }

@@ -135,6 +135,16 @@ func TestCheckURL(t *testing.T) {
 		case tc.want == ErrNonPublicAddress && !errors.Is(err, ErrNonPublicAddress):
 			t.Errorf("CheckURL(%q, %v) = %v, want %v", tc.url, tc.allowPrivate, err, ErrNonPublicAddress)
 		}
+		// Outside sandbox mode a name that does not resolve is refused in
+		// the same words as one that resolves inside the service's network:
+		// the answer must not tell which internal names exist.
+		if !tc.allowPrivate && strings.HasPrefix(tc.url, "https://nxdomain.example/") {
+			internal := CheckURL("https://loopback.example/", false, resolver)
+			if err == nil || internal == nil ||
+				strings.ReplaceAll(err.Error(), "nxdomain", "NAME") != strings.ReplaceAll(internal.Error(), "loopback", "NAME") {
+				t.Errorf("CheckURL(%q) = %v; loopback.example gets %v: want the same words", tc.url, err, internal)
+			}
+		}
 		// A name's refusal goes back to the partner: it must not say what
 		// the name resolves to inside the service's network.
 		if err != nil && strings.Contains(tc.url, ".example/") {
