@@ -88,7 +88,8 @@ import (
 // outside the group into it makes the rebuild refuse: that table belongs
 // in the group. Storage parameters (fillfactor, autovacuum settings, the
 // TOAST table's too) and columns' statistics targets, which LIKE leaves
-// out, are copied too.
+// out, are copied too; autovacuum is off on the shadow tables until the
+// swap, which gives them the live tables' setting back (createShadow).
 // Privileges, triggers and row security are not copied: tables with
 // triggers or row security are refused; GRANTs on the read models are not
 // used here (ledgerd connects as their owner) and would have to be granted

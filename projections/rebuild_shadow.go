@@ -120,7 +120,7 @@ func execSteppingAside(ctx context.Context, db interface {
 // constraints and indexes LIKE ... EXCLUDING INDEXES leaves out.
 type tableDef struct {
 	name    string
-	storage string      // the table's storage parameters, as CREATE TABLE's WITH list; "" for none
+	storage []string    // the table's storage parameters, each as name = 'value' (toast.name for its TOAST table's)
 	columns []string    // ALTER TABLE clauses for what LIKE leaves out of its columns: statistics targets
 	keys    [][2]string // primary key, unique and exclusion constraints: name, definition
 	indexes [][2]string // other indexes: name, CREATE INDEX on the shadow table
@@ -150,10 +150,14 @@ func (r *rebuilder) createShadow(ctx context.Context) error {
 		persistence = "UNLOGGED " // the projector rewrites rows many times; SET LOGGED writes them once
 	}
 	for _, d := range defs {
-		with := "" // LIKE copies no storage parameters
-		if d.storage != "" {
-			with = ` WITH (` + d.storage + `)`
-		}
+		// LIKE copies no storage parameters. The shadow's autovacuum is
+		// off until the swap: a table just loaded is the first autovacuum
+		// picks, and a vacuum running on it when the swap moves it into
+		// public holds the swap's locks past their timeout, on every
+		// attempt (Postgres cancels an autovacuum only for a waiter of a
+		// full deadlock_timeout, and the swap waits half that).
+		with := ` WITH (` + strings.Join(append(withoutAutovacuumSwitch(d.storage),
+			"autovacuum_enabled = false", "toast.autovacuum_enabled = false"), ", ") + `)`
 		if _, err := c.Exec(ctx, `CREATE `+persistence+`TABLE `+qualified(r.shadow, d.name)+
 			` (LIKE `+qualified("public", d.name)+` INCLUDING ALL EXCLUDING INDEXES)`+with); err != nil {
 			return fmt.Errorf("rebuild: create shadow %s: %w", d.name, err)
@@ -168,6 +172,31 @@ func (r *rebuilder) createShadow(ctx context.Context) error {
 		return r.addKeys(ctx)
 	}
 	return nil
+}
+
+// autovacuumSwitches are the storage parameters the shadow tables override
+// until the swap.
+var autovacuumSwitches = []string{"autovacuum_enabled", "toast.autovacuum_enabled"}
+
+// withoutAutovacuumSwitch is options less autovacuumSwitches.
+func withoutAutovacuumSwitch(options []string) []string {
+	return slices.DeleteFunc(slices.Clone(options), isAutovacuumSwitch)
+}
+
+func isAutovacuumSwitch(option string) bool {
+	name, _, _ := strings.Cut(option, " = ")
+	return slices.Contains(autovacuumSwitches, name)
+}
+
+// autovacuumRestore is the statements that give the swapped-in table d
+// back its live table's autovacuum switches, in the swap's transaction.
+func autovacuumRestore(d tableDef) []string {
+	table := qualified("public", d.name)
+	stmts := []string{`ALTER TABLE ` + table + ` RESET (` + strings.Join(autovacuumSwitches, ", ") + `)`}
+	if set := slices.DeleteFunc(slices.Clone(d.storage), func(o string) bool { return !isAutovacuumSwitch(o) }); len(set) > 0 {
+		stmts = append(stmts, `ALTER TABLE `+table+` SET (`+strings.Join(set, ", ")+`)`)
+	}
+	return stmts
 }
 
 // addKeys adds the shadow tables' primary-key, unique and exclusion
@@ -254,7 +283,7 @@ func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
 	// Storage parameters (toast_tuple_target, fillfactor, autovacuum
 	// settings), each as name = 'value', and those of the table's TOAST
 	// table as toast.name = 'value'.
-	rows, err = tx.Query(ctx, `SELECT relname, string_agg(option, ', ') FROM (
+	rows, err = tx.Query(ctx, `SELECT relname, array_agg(option) FROM (
 			SELECT c.relname, format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)) AS option
 			FROM pg_class c, unnest(c.reloptions) AS o
 			WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)
@@ -266,7 +295,8 @@ func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rebuild: describe: %w", err)
 	}
-	var table, storage string
+	var table string
+	var storage []string
 	_, err = pgx.ForEachRow(rows, []any{&table, &storage}, func() error {
 		byName[table].storage = storage
 		return nil

@@ -120,9 +120,10 @@ func (r *rebuilder) trySwap(ctx context.Context, cur cursor, timeout time.Durati
 			WHERE l.status = 'pending' AND l.lease_until IS NOT NULL AND s.event_id = l.event_id AND s.status = 'pending'`)
 	}
 	stmts = append(stmts, `CREATE SCHEMA `+ident(r.retired))
-	for _, t := range r.tables {
-		stmts = append(stmts, `ALTER TABLE `+qualified("public", t)+` SET SCHEMA `+ident(r.retired),
-			`ALTER TABLE `+qualified(r.shadow, t)+` SET SCHEMA public`)
+	for _, d := range r.defs {
+		stmts = append(stmts, `ALTER TABLE `+qualified("public", d.name)+` SET SCHEMA `+ident(r.retired),
+			`ALTER TABLE `+qualified(r.shadow, d.name)+` SET SCHEMA public`)
+		stmts = append(stmts, autovacuumRestore(d)...)
 	}
 	stmts = append(stmts, `DROP SCHEMA `+ident(r.shadow))
 	for _, sql := range stmts {

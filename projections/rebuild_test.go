@@ -449,7 +449,7 @@ func TestRebuildReproducesEveryGroup(t *testing.T) {
 	// Storage parameters and statistics targets an operator set are kept
 	// (LIKE copies neither).
 	if _, err := f.pool.Exec(f.ctx, `ALTER TABLE payments SET (fillfactor = 90, autovacuum_vacuum_scale_factor = 0.05,
-			toast.autovacuum_enabled = false),
+			autovacuum_enabled = true, toast.autovacuum_enabled = false),
 		ALTER COLUMN status SET STATISTICS 500`); err != nil {
 		t.Fatal(err)
 	}
@@ -742,6 +742,53 @@ func TestRebuildWaitsForALongReader(t *testing.T) {
 		t.Errorf("swap attempts: %d, want several while the reader holds the table", stats.SwapAttempts)
 	}
 	sameDump(t, "after waiting", want, f.dump(allTables()))
+}
+
+// The shadow tables are never autovacuumed before the swap (a vacuum on one
+// as the swap moves it would hold the swap's locks past their timeout), and
+// the swapped-in tables get their live tables' autovacuum switches back
+// (TestRebuildReproducesEveryGroup compares every storage parameter).
+func TestRebuildShadowTablesAreNotAutovacuumed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.seedTenant(0)
+	f.sequence(50)
+	var checked int
+	f.rebuildWith("all", RebuildOptions{Progress: func(p Progress) {
+		if p.Phase != "swap" || checked > 0 {
+			return
+		}
+		rows, err := f.pool.Query(f.ctx, `SELECT c.relname, coalesce(c.reloptions, '{}'), coalesce(x.reloptions, '{}')
+			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace LEFT JOIN pg_class x ON x.oid = c.reltoastrelid
+			WHERE n.nspname LIKE 'rebuild\_%' AND n.nspname NOT LIKE '%\_old' AND c.relkind = 'r'`)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var table string
+		var options, toast []string
+		_, err = pgx.ForEachRow(rows, []any{&table, &options, &toast}, func() error {
+			checked++
+			if !slices.Contains(options, "autovacuum_enabled=false") {
+				t.Errorf("shadow %s: options %v, want autovacuum_enabled=false", table, options)
+			}
+			if len(toast) > 0 && !slices.Contains(toast, "autovacuum_enabled=false") {
+				t.Errorf("shadow %s's TOAST table: options %v, want autovacuum_enabled=false", table, toast)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}})
+	if checked != len(allTables()) {
+		t.Errorf("checked %d shadow tables, want %d", checked, len(allTables()))
+	}
+	var live int
+	if err := f.pool.QueryRow(f.ctx, `SELECT count(*) FROM pg_class
+		WHERE relnamespace = 'public'::regnamespace AND 'autovacuum_enabled=false' = ANY(reloptions)`).Scan(&live); err != nil || live != 0 {
+		t.Errorf("live tables with autovacuum off after the swap: %d (%v), want 0", live, err)
+	}
 }
 
 // TestRebuildRefuses: an unknown group, a table outside the group with a
