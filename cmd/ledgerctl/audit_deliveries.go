@@ -94,6 +94,13 @@ func (ds auditDeliveries) check(rc *auditReplayCheck, s *auditStream, rows []aud
 			return fmt.Errorf("encode payment %s: %w", s.ref.ID, err)
 		}
 		c.json("payment", payment, row.state)
+		// Compared by value, 1500.0 passes for 1500; the dispatcher reads
+		// the copy into domain.Payment, which that fails, for every attempt
+		// (and the payment's later deliveries wait behind it).
+		var read domain.Payment
+		if err := json.Unmarshal(row.state, &read); err != nil {
+			c.note("payment: the webhook dispatcher cannot read it: %v", err)
+		}
 		c.eq("status", d.status, row.status)
 		c.eq("attempts", d.attempts, row.attempts)
 		c.eq("next_attempt_at", d.next, row.next)

@@ -579,6 +579,12 @@ func TestAuditVerify(t *testing.T) {
 				WHERE event_id = $1`, ev)
 			return []auditWant{{"replay", "webhook_deliveries " + ev.String(), "payment.webhookUrl"}}
 		}},
+		{"a webhook delivery's payment amount written as a decimal", func(t *testing.T, db string) []auditWant {
+			ev := auditQueryID(t, db, `SELECT event_id FROM webhook_deliveries WHERE payment_id = $1 ORDER BY stream_version LIMIT 1`, l.paid)
+			auditExec(t, db, `UPDATE webhook_deliveries SET payment = jsonb_set(payment::jsonb, '{amount}', ((payment->>'amount') || '.0')::jsonb)
+				WHERE event_id = $1`, ev)
+			return []auditWant{{"replay", "webhook_deliveries " + ev.String(), ""}}
+		}},
 		{"a dashboard session no event opened", func(t *testing.T, db string) []auditWant {
 			auditExec(t, db, `INSERT INTO dashboard_sessions (session_hash, user_id, tenant_id, created_at, expires_at)
 				VALUES ($1, $2, $3, now(), now() + interval '1 year')`, strings.Repeat("ee", 32), l.dashUser, l.tenantA)
