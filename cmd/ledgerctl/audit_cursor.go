@@ -12,6 +12,7 @@ import (
 
 	"github.com/ledger/ledger/eventstore/eventrow"
 	"github.com/ledger/ledger/eventstore/pguuid"
+	"github.com/ledger/ledger/projections"
 )
 
 // auditSnapshot is a set of connections that see one and the same state of
@@ -26,7 +27,13 @@ type auditSnapshot struct {
 }
 
 // openAuditSnapshot connects n times and begins n transactions, all in the
-// snapshot of the first.
+// snapshot of the first. The first locks the read models (ACCESS SHARE, as
+// reading them does) before it takes the snapshot: a query resolves a
+// table's name in the catalog as it is now, not as of the snapshot, so a
+// rebuild's swap committed between the snapshot and the audit's first
+// read of a table would have the audit read the new table in the old
+// snapshot, short of the rows the swap itself wrote. Held to the end, the
+// lock makes a swap wait for the audit, as the audit's reads already did.
 func openAuditSnapshot(ctx context.Context, cfg *pgx.ConnConfig, n int) (*auditSnapshot, error) {
 	s := &auditSnapshot{}
 	var id string
@@ -43,7 +50,9 @@ func openAuditSnapshot(ctx context.Context, cfg *pgx.ConnConfig, n int) (*auditS
 			return nil, fmt.Errorf("audit snapshot: %w", err)
 		}
 		if i == 0 {
-			err = c.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&id)
+			if _, err = c.Exec(ctx, "LOCK TABLE "+strings.Join(readModelTables(), ", ")+" IN ACCESS SHARE MODE"); err == nil {
+				err = c.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&id)
+			}
 		} else {
 			_, err = c.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+strings.ReplaceAll(id, "'", "''")+"'")
 		}
@@ -53,6 +62,17 @@ func openAuditSnapshot(ctx context.Context, cfg *pgx.ConnConfig, n int) (*auditS
 		}
 	}
 	return s, nil
+}
+
+// readModelTables are the tables of every read model a rebuild swaps.
+func readModelTables() []string {
+	var tables []string
+	for _, g := range projections.Groups {
+		for _, t := range g.Tables {
+			tables = append(tables, "public."+t)
+		}
+	}
+	return tables
 }
 
 // close ends the transactions with the connections.

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/eventstore/testenv"
@@ -148,4 +150,28 @@ func (e rebuildEnv) tenantID(name string) string {
 
 func equalRows(a, b []string) bool {
 	return strings.Join(a, "\n") == strings.Join(b, "\n")
+}
+
+// An audit's snapshot holds the read models from its first moment: a
+// rebuild's swap cannot commit between the snapshot and the audit's first
+// read of a table (which would have the audit read the new table in the
+// old snapshot), so it waits for the audit.
+func TestAuditSnapshotHoldsTheReadModels(t *testing.T) {
+	t.Parallel()
+	e := newRebuildEnv(t)
+	snap, err := openAuditSnapshot(e.ctx, e.pool.Config().ConnConfig, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.close()
+	for _, table := range []string{"payments", "ledger_postings", "users"} {
+		err := pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
+			_, err := tx.Exec(e.ctx, `LOCK TABLE `+table+` IN ACCESS EXCLUSIVE MODE NOWAIT`)
+			return err
+		})
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "55P03" {
+			t.Errorf("%s: a swap's lock during the audit: got %v, want lock_not_available", table, err)
+		}
+	}
 }
