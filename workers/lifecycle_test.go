@@ -135,10 +135,16 @@ func (e env) created(t *testing.T, id uuid.UUID, invoice func(sats int64) domain
 // createdOf is created for an amount of zar ZAR.
 func (e env) createdOf(t *testing.T, id uuid.UUID, zar int64, invoice func(sats int64) domain.LightningInvoice) domain.PaymentSnapshot {
 	t.Helper()
+	return e.createdWith(t, id, zar, "", invoice)
+}
+
+// createdWith is createdOf with status webhooks sent to webhookURL ("": none).
+func (e env) createdWith(t *testing.T, id uuid.UUID, zar int64, webhookURL string, invoice func(sats int64) domain.LightningInvoice) domain.PaymentSnapshot {
+	t.Helper()
 	m := domain.Merchant{ID: uuid.New(), Name: "Shop", Country: domain.CountrySouthAfrica, Currency: "ZAR",
 		PayoutMethod: domain.PayoutBank, BankName: "Nedbank", AccountNumber: "1234567890"}
 	o, err := domain.ValidatePaymentRequest(domain.PaymentRequest{MerchantID: m.ID.String(),
-		Amount: json.RawMessage(strconv.FormatInt(zar, 10)), Reference: "r"}, true)
+		Amount: json.RawMessage(strconv.FormatInt(zar, 10)), Reference: "r", WebhookURL: webhookURL}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

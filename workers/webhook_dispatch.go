@@ -14,6 +14,11 @@ import (
 	"github.com/ledger/ledger/workers/webhooks"
 )
 
+// recordFor is how long an attempt's record may take, retries included
+// (a database restarting): with the attempt's timeout, it must fit in the
+// lease.
+const recordFor = 15 * time.Second
+
 // leaseFor is how long a claimed delivery is this process's: longer than
 // an attempt's timeout, so a live process never loses a delivery it is
 // making, and short enough that a crashed one's deliveries resume soon.
@@ -26,6 +31,7 @@ type delivery struct {
 	occurredAt                   time.Time
 	payment                      []byte
 	attempts                     int
+	leaseUntil                   time.Time // when another process may claim it
 }
 
 // runWebhooks delivers status webhooks (contract §8). Deliveries are rows
@@ -140,6 +146,7 @@ func (w *Workers) claimPaymentWebhook(ctx context.Context, paymentID uuid.UUID) 
 // Each delivery is claimed before it is sent, so waiting for that flush
 // cost every webhook one more fsync.
 func (w *Workers) claim(ctx context.Context, tail string, args ...any) ([]delivery, error) {
+	until := w.now().Add(leaseFor)
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 	b.Queue(`UPDATE webhook_deliveries SET lease_until = $1
@@ -151,7 +158,7 @@ func (w *Workers) claim(ctx context.Context, tail string, args ...any) ([]delive
 					AND e.status = 'pending' AND e.stream_version < d.stream_version)
 			`+tail+` FOR UPDATE SKIP LOCKED)
 		RETURNING event_id, tenant_id, payment_id, type, occurred_at, payment, attempts`,
-		append([]any{w.now().Add(leaseFor), w.now()}, args...)...)
+		append([]any{until, w.now()}, args...)...)
 	// One implicit transaction: the batch is sent with a single Sync.
 	br := w.pool.SendBatch(ctx, b)
 	defer br.Close()
@@ -165,6 +172,7 @@ func (w *Workers) claim(ctx context.Context, tail string, args ...any) ([]delive
 	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (delivery, error) {
 		var d delivery
 		err := r.Scan(&d.eventID, &d.tenantID, &d.paymentID, &d.typ, &d.occurredAt, &d.payment, &d.attempts)
+		d.leaseUntil = until
 		return d, err
 	})
 	if err != nil {
@@ -200,8 +208,21 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 	// was altered) is an attempt that failed before it was sent: recorded
 	// like any other, so the retries run out on their schedule and the
 	// partner sees why, instead of a try every lease, for ever, unseen.
+	//
+	// The attempt, and its record, must be over before the lease ends: past
+	// it, another process may claim the delivery and send it again, after
+	// a later status perhaps. So the secret is opened, and the request
+	// started, only while the request's timeout and the record's retries
+	// still fit in the lease; a delivery that missed that is left to the
+	// next claim.
+	sendBy := d.leaseUntil.Add(-w.cfg.WebhookTimeout - recordFor)
+	openCtx, cancel := context.WithTimeout(ctx, sendBy.Sub(w.now()))
 	var a webhooks.Attempt
-	secret, err := w.cfg.OpenSecret(ctx, p.WebhookSecret)
+	secret, err := w.cfg.OpenSecret(openCtx, p.WebhookSecret)
+	cancel()
+	if err == nil && !w.now().Before(sendBy) {
+		err = errors.New("too late to send within the delivery's lease")
+	}
 	switch {
 	case errors.Is(err, ErrSecretUnreadable):
 		w.log.Error("webhooks: open the webhook secret", "event", d.eventID, "err", err)
@@ -217,15 +238,17 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 	// A 2xx whose record is lost is sent again, so the record must not
 	// fail needlessly: it is appended at the payment's head, where the
 	// lifecycle's appends to the same stream cannot make it conflict, and a
-	// database that went away (a restart, a failover) is retried for half
-	// the lease: past that, another process may claim the delivery, and it
+	// database that went away (a restart, a failover) is retried until the
+	// lease ends: past that, another process may claim the delivery, and it
 	// is sent again anyway.
 	at := w.now()
+	recordCtx, cancel := context.WithTimeout(ctx, d.leaseUntil.Sub(at))
+	defer cancel()
 	for {
-		err = w.payments.AppendToPayment(ctx, paymentRef(d.tenantID, d.paymentID), workerMeta,
+		err = w.payments.AppendToPayment(recordCtx, paymentRef(d.tenantID, d.paymentID), workerMeta,
 			domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: d.eventID, Type: d.typ, Attempt: d.attempts + 1,
 				StatusCode: a.StatusCode, Duration: a.Duration, Err: a.Err, Delivered: a.Delivered, Now: at}, w.cfg.WebhookSchedule))
-		if err == nil || !w.cfg.Unavailable(err) || w.now().Sub(at) >= leaseFor/2 {
+		if err == nil || !w.cfg.Unavailable(err) || !w.now().Add(500*time.Millisecond).Before(d.leaseUntil) {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)

@@ -116,6 +116,8 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	if cfg.WebhookTimeout <= 0 {
 		cfg.WebhookTimeout = 10 * time.Second
 	}
+	// An attempt and its record must fit in its delivery's lease (deliver).
+	cfg.WebhookTimeout = min(cfg.WebhookTimeout, leaseFor-recordFor-time.Second)
 	if cfg.WebhookSends <= 0 {
 		cfg.WebhookSends = defaultWebhookSends
 	}

@@ -1,0 +1,64 @@
+package workers
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/payout"
+)
+
+// An attempt that could not start in time to end, recorded, within its
+// delivery's lease is not made: past the lease another process may claim
+// the delivery and send it, and this one's late send would repeat it. Here
+// the webhook secret takes longer to open than the send window (the
+// lease, less the attempt's timeout and its record's retries) allows.
+func TestWebhookNotSentPastItsLease(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var requests atomic.Int32
+	rc := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { requests.Add(1) }))
+	t.Cleanup(rc.Close)
+	id := uuid.Must(uuid.NewV7())
+	e.createdWith(t, id, 1500, rc.URL, func(sats int64) domain.LightningInvoice {
+		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
+	})
+	sendWindow := leaseFor - 10*time.Second - recordFor
+	opened := make(chan struct{}, 1)
+	w := New(Config{Stream: e.stream.Name, SubjectPrefix: e.stream.SubjectPrefix, WebhookPrivate: true,
+		RenderPayment: func(domain.PaymentSnapshot) ([]byte, error) { return []byte("{}"), nil },
+		OpenSecret: func(_ context.Context, stored string) (string, error) {
+			select {
+			case opened <- struct{}{}:
+			default:
+			}
+			time.Sleep(sendWindow + time.Second) // a database slow to answer, ignoring the deadline
+			return stored, nil
+		}},
+		e.pool, e.js, e.payments, fixedPrices{}, payout.NewSandbox(e.pool, 0), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.runWebhooks(ctx) }()
+	defer func() { stop(); <-done }()
+	select {
+	case <-opened:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the delivery was never claimed")
+	}
+	time.Sleep(sendWindow + 3*time.Second) // the open returns a second past the window; a send would follow at once
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("receiver got %d requests, want none: the attempt could not end within the lease", n)
+	}
+	var attempts int
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM webhook_attempts WHERE payment_id = $1`, id).Scan(&attempts); err != nil || attempts != 0 {
+		t.Fatalf("attempts recorded: %d (%v), want 0", attempts, err)
+	}
+}
