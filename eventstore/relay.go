@@ -414,13 +414,10 @@ func (r *Relay) checkStream(ctx context.Context, conn *pgx.Conn) error {
 	if !r.streamReady || r.lastPos != r.pubPos {
 		return nil // the next publish reconciles anyway
 	}
-	stream, err := r.js.Stream(ctx, r.cfg.Stream)
+	stream, err := r.js.Stream(ctx, r.cfg.Stream) // one STREAM.INFO request, kept as its CachedInfo
 	var lastSeq uint64
 	if err == nil {
-		var info *jetstream.StreamInfo
-		if info, err = stream.Info(ctx); err == nil {
-			lastSeq = info.State.LastSeq
-		}
+		lastSeq = stream.CachedInfo().State.LastSeq
 	}
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
