@@ -156,8 +156,8 @@ func (r *rebuilder) createShadow(ctx context.Context) error {
 		// public holds the swap's locks past their timeout, on every
 		// attempt (Postgres cancels an autovacuum only for a waiter of a
 		// full deadlock_timeout, and the swap waits half that).
-		with := ` WITH (` + strings.Join(append(withoutAutovacuumSwitch(d.storage),
-			"autovacuum_enabled = false", "toast.autovacuum_enabled = false"), ", ") + `)`
+		others, _ := splitAutovacuumSwitches(d.storage)
+		with := ` WITH (` + strings.Join(append(others, "autovacuum_enabled = false", "toast.autovacuum_enabled = false"), ", ") + `)`
 		if _, err := c.Exec(ctx, `CREATE `+persistence+`TABLE `+qualified(r.shadow, d.name)+
 			` (LIKE `+qualified("public", d.name)+` INCLUDING ALL EXCLUDING INDEXES)`+with); err != nil {
 			return fmt.Errorf("rebuild: create shadow %s: %w", d.name, err)
@@ -178,14 +178,18 @@ func (r *rebuilder) createShadow(ctx context.Context) error {
 // until the swap.
 var autovacuumSwitches = []string{"autovacuum_enabled", "toast.autovacuum_enabled"}
 
-// withoutAutovacuumSwitch is options less autovacuumSwitches.
-func withoutAutovacuumSwitch(options []string) []string {
-	return slices.DeleteFunc(slices.Clone(options), isAutovacuumSwitch)
-}
-
-func isAutovacuumSwitch(option string) bool {
-	name, _, _ := strings.Cut(option, " = ")
-	return slices.Contains(autovacuumSwitches, name)
+// splitAutovacuumSwitches parts a table's storage options into the
+// autovacuum switches and the others.
+func splitAutovacuumSwitches(options []string) (others, switches []string) {
+	for _, o := range options {
+		name, _, _ := strings.Cut(o, " = ")
+		if slices.Contains(autovacuumSwitches, name) {
+			switches = append(switches, o)
+		} else {
+			others = append(others, o)
+		}
+	}
+	return others, switches
 }
 
 // autovacuumRestore is the statements that give the swapped-in table d
@@ -193,7 +197,7 @@ func isAutovacuumSwitch(option string) bool {
 func autovacuumRestore(d tableDef) []string {
 	table := qualified("public", d.name)
 	stmts := []string{`ALTER TABLE ` + table + ` RESET (` + strings.Join(autovacuumSwitches, ", ") + `)`}
-	if set := slices.DeleteFunc(slices.Clone(d.storage), func(o string) bool { return !isAutovacuumSwitch(o) }); len(set) > 0 {
+	if _, set := splitAutovacuumSwitches(d.storage); len(set) > 0 {
 		stmts = append(stmts, `ALTER TABLE `+table+` SET (`+strings.Join(set, ", ")+`)`)
 	}
 	return stmts
