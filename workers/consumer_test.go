@@ -96,16 +96,7 @@ func TestConsumerCreatesItsDurableAgain(t *testing.T) {
 	js := testenv.JetStream(t)
 	s := createTestStream(ctx, t, js)
 	handled := make(chan string, 10)
-	c := &consumer{
-		name: "test_worker", stream: s.Name, filter: s.SubjectPrefix + ".>", maxDeliver: 3, concurrency: 2,
-		handle:  func(_ context.Context, subject string) error { handled <- subject; return nil },
-		log:     slog.New(slog.DiscardHandler),
-		metrics: newMetrics(nil),
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { c.run(runCtx, js); close(done) }()
-	defer func() { stop(); <-done }()
+	c := runTestConsumer(ctx, t, js, s, 2, func(_ context.Context, subject string) error { handled <- subject; return nil })
 	waitFor := func(subject string) {
 		t.Helper()
 		for {
@@ -143,19 +134,10 @@ func TestConsumerParksAnEarlyMessageOnItsLastDelivery(t *testing.T) {
 	js := testenv.JetStream(t)
 	s := createTestStream(ctx, t, js)
 	deliveries := make(chan struct{}, 10)
-	c := &consumer{
-		name: "test_worker", stream: s.Name, filter: s.SubjectPrefix + ".>", maxDeliver: 3, concurrency: 1,
-		handle: func(context.Context, string) error {
-			deliveries <- struct{}{}
-			return retryLater(10 * time.Millisecond)
-		},
-		log:     slog.New(slog.DiscardHandler),
-		metrics: newMetrics(nil),
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { c.run(runCtx, js); close(done) }()
-	defer func() { stop(); <-done }()
+	c := runTestConsumer(ctx, t, js, s, 1, func(context.Context, string) error {
+		deliveries <- struct{}{}
+		return retryLater(10 * time.Millisecond)
+	})
 	if _, err := js.Publish(ctx, s.SubjectPrefix+".early", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +161,22 @@ func TestConsumerParksAnEarlyMessageOnItsLastDelivery(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// runTestConsumer runs a consumer ("test_worker", three deliveries at most)
+// of every subject of s with handle until ctx ends, and waits for it when t
+// ends.
+func runTestConsumer(ctx context.Context, t *testing.T, js jetstream.JetStream, s testenv.Stream, concurrency int,
+	handle func(context.Context, string) error) *consumer {
+	c := &consumer{
+		name: "test_worker", stream: s.Name, filter: s.SubjectPrefix + ".>", maxDeliver: 3, concurrency: concurrency,
+		handle: handle, log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil),
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { c.run(runCtx, js); close(done) }()
+	t.Cleanup(func() { stop(); <-done })
+	return c
 }
 
 // createTestStream creates an in-memory stream of t's own on every
