@@ -15,6 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ledger/ledger/domain"
 )
 
 // Rebuilding read models (STYLE §5): the events are replayed from the
@@ -146,7 +148,7 @@ type Stats struct {
 	Rounds       int              `json:"rounds"`       // replay rounds, the locked one included
 	SwapAttempts int              `json:"swapAttempts"` // lock attempts, the successful one included
 	Replay       time.Duration    `json:"replayNs"`     // the bulk round
-	Finish       time.Duration    `json:"finishNs"`     // indexes, foreign keys, logging, analyze
+	Finish       time.Duration    `json:"finishNs"`     // keys, indexes, foreign keys, logging, analyze; the streams the fold handed over
 	LockHeld     time.Duration    `json:"lockHeldNs"`   // from the lock to the commit of the swap
 	Total        time.Duration    `json:"totalNs"`
 }
@@ -339,13 +341,14 @@ func pickGroups(name string) ([]Group, error) {
 type rebuilder struct {
 	pool    *pgxpool.Pool
 	opt     RebuildOptions
-	tables  []string        // the group's tables, in group order
-	keep    map[string]bool // the same, as a set
-	defs    []tableDef      // the live tables' keys, indexes and foreign keys
-	shadow  string          // schema of the shadow tables
-	retired string          // schema the live tables move to at the swap
-	conns   []*pgx.Conn     // search_path = shadow; conns[0] also swaps
-	lz4     bool            // the server compresses TOAST with lz4
+	tables  []string          // the group's tables, in group order
+	keep    map[string]bool   // the same, as a set
+	defs    []tableDef        // the live tables' keys, indexes and foreign keys
+	shadow  string            // schema of the shadow tables
+	retired string            // schema the live tables move to at the swap
+	conns   []*pgx.Conn       // search_path = shadow; conns[0] also swaps
+	handed  [][]domain.Record // streams the fold handed over, for the projector once the keys are built
+	lz4     bool              // the server compresses TOAST with lz4
 	start   time.Time
 
 	stats    Stats

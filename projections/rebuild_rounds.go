@@ -39,8 +39,9 @@ const (
 )
 
 // foldRound is the bulk round's fast path: every event of one snapshot, in
-// stream order, through the fold, its rows COPYed on every apply connection;
-// then the streams the fold handed over, through the projector.
+// stream order, through the fold, its rows COPYed on every apply connection.
+// The streams the fold hands over wait in r.handed for the tables' keys
+// (applyHanded).
 func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 	tx, err := r.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
@@ -135,24 +136,26 @@ func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 	if cause := context.Cause(ctx); cause != nil {
 		return next, cause
 	}
-	if err := r.addKeys(ctx); err != nil {
-		return next, fmt.Errorf("%w (ledgerctl projections rebuild --via-projector names the event)", err)
-	}
-	a := r.newApplier(r.conns[0])
 	for _, f := range folders {
-		for _, recs := range f.handed {
-			r.stats.Handed++
-			if err := a.add(ctx, recs); err != nil {
-				return next, err
-			}
-			r.events.Add(-int64(len(recs))) // add counts them again
-		}
-	}
-	if err := a.flush(ctx); err != nil {
-		return next, err
+		r.handed = append(r.handed, f.handed...)
 	}
 	r.stats.Rounds++
 	return next, nil
+}
+
+// applyHanded replays the streams the fold handed over through the
+// projector, whose statements need the shadow tables' keys.
+func (r *rebuilder) applyHanded(ctx context.Context) error {
+	a := r.newApplier(r.conns[0])
+	for _, recs := range r.handed {
+		r.stats.Handed++
+		if err := a.add(ctx, recs); err != nil {
+			return err
+		}
+		r.events.Add(-int64(len(recs))) // the fold counted them already
+	}
+	r.handed = nil
+	return a.flush(ctx)
 }
 
 // readStreams reads, in q's snapshot, every event of the rebuild's stream
