@@ -168,7 +168,8 @@ func (s *streamFold) applyPayment(r *domain.Record, e domain.Event) error {
 		}
 		if !s.attempts[key] { // ON CONFLICT DO NOTHING
 			s.attempts[key] = true
-			s.insert("webhook_attempts", e.EventID, e.Attempt, r.TenantID, r.StreamID, e.Type, e.At, e.StatusCode, e.DurationMs, e.Error)
+			s.attemptRows = append(s.attemptRows, attemptRow{event: e.EventID, tenant: r.TenantID, payment: r.StreamID, attempt: e.Attempt,
+				typ: e.Type, at: e.At, statusCode: e.StatusCode, durationMs: e.DurationMs, err: e.Error})
 		}
 		var d *deliveryRow
 		for _, x := range s.deliveries {

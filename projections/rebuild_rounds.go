@@ -63,12 +63,12 @@ func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 				if ctx.Err() != nil {
 					continue // drain
 				}
-				_, err := c.CopyFrom(ctx, pgx.Identifier{r.shadow, job.table}, foldColumns[job.table], pgx.CopyFromRows(job.rows)) // uuids: pguuid (connect)
+				_, err := c.CopyFrom(ctx, pgx.Identifier{r.shadow, job.table}, foldColumns[job.table], job.rows) // uuids: pguuid (connect)
 				if err != nil {
 					cancel(fmt.Errorf("rebuild: copy into %s: %w (ledgerctl projections rebuild --via-projector names the event)", job.table, err))
 					continue
 				}
-				r.rows.Add(int64(len(job.rows)))
+				r.rows.Add(int64(job.n))
 				r.reportSometimes("replay")
 			}
 		})
@@ -77,7 +77,7 @@ func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 	feeds := make([]chan []*domain.Record, len(folders))
 	var folding sync.WaitGroup
 	for i := range folders {
-		folders[i] = &folder{r: r, out: map[string][][]any{}, copies: copies}
+		folders[i] = newFolder(r, copies)
 		feeds[i] = make(chan []*domain.Record, 2)
 		folding.Go(func() {
 			f := folders[i]
