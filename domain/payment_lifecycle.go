@@ -303,6 +303,7 @@ func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 	e := PaymentTransferring{ChangeRefundStatus: ChangeNone, PayoutAmount: decimal.NewFromInt(p.Amount),
 		PayoutCurrency: p.DestinationCurrency, PayoutRail: p.PayoutMethod, IdempotencyKey: p.ID.String(),
 		At: c.Now.UTC().Truncate(time.Millisecond)}
+	fees := p.OTCFees
 	switch {
 	case p.Funding == FundingUSDT:
 		q, err := QuotePayment(QuoteInput{FromCurrency: "USDT", DestinationCurrency: p.DestinationCurrency,
@@ -310,7 +311,7 @@ func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.AmountSats, e.BTCPrice, e.PayoutAmount = q.AmountSats, q.BTCPrice, q.DestinationAmount
+		e.AmountSats, e.BTCPrice, e.PayoutAmount, fees = q.AmountSats, q.BTCPrice, q.DestinationAmount, q.OTCFees
 	case p.DestinationCurrency == "BTC":
 		e.AmountSats, e.BTCPrice = decimal.NewFromInt(p.Amount).Add(p.OTCFees).IntPart(), p.BTCPrice
 	default:
@@ -330,7 +331,7 @@ func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 	if over := p.overpaid(); over.IsPositive() {
 		e.Message += fmt.Sprintf("; %s %s received over the amount due is owed back to the payer", over, p.DepositCurrency)
 	}
-	e.Postings = conversionPostings(p, e)
+	e.Postings = conversionPostings(p, e, fees)
 	return []Event{e}, nil
 }
 

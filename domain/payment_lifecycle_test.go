@@ -234,8 +234,10 @@ func TestPaymentUSDTPaysOutWhatTheUSDTIsWorth(t *testing.T) {
 	}
 	events, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: businessHours})
 	p = step(t, p, events, err, "payment.deposited")
+	all := PostingsOf(events[0])
 	events, err = DecideBeginPayout(p, BeginPayout{Prices: lifecyclePrices, OTCFeeRate: decimal.RequireFromString("0.01"), Now: businessHours})
 	p = step(t, p, events, err, "payment.transferring")
+	all = append(all, PostingsOf(events[0])...)
 	// 1510 USD = 1,510,000 sats; worth 27,180 ZAR; 1% fees 271.80.
 	if p.PayoutAmount.String() != "26908.2" || *p.AmountSats != 1_510_000 {
 		t.Fatalf("payout: got %s ZAR for %d sats", p.PayoutAmount, *p.AmountSats)
@@ -244,6 +246,30 @@ func TestPaymentUSDTPaysOutWhatTheUSDTIsWorth(t *testing.T) {
 	if p = step(t, p, events, err, "payment.success"); !p.AmountSettled.Equal(p.PayoutAmount) {
 		t.Fatalf("settled %s, paid %s", p.AmountSettled, p.PayoutAmount)
 	}
+	all = append(all, PostingsOf(events[0])...)
+	// The fees charged at conversion are earned (the quote's estimate, at
+	// the price of its creation, is only what the payment showed).
+	balance := balances(all)
+	for k, want := range map[string]string{"fees:otc ZAR": "-271.8", "conversion ZAR": "27180", "conversion USDT": "-1510",
+		"payout_payable ZAR": "0", "customer_funds USDT": "0", "external:BANK ZAR": "-26908.2"} {
+		if !balance[k].Equal(decimal.RequireFromString(want)) {
+			t.Errorf("%s: got %s, want %s", k, balance[k], want)
+		}
+	}
+}
+
+// balances sums postings by account and currency, debits positive.
+func balances(ps []Posting) map[string]decimal.Decimal {
+	balance := map[string]decimal.Decimal{}
+	for _, x := range ps {
+		k := x.Account + " " + x.Currency
+		if x.Side == Debit {
+			balance[k] = balance[k].Add(x.Amount)
+		} else {
+			balance[k] = balance[k].Sub(x.Amount)
+		}
+	}
+	return balance
 }
 
 // A payment funded by USDT or bank transfer converts its amount due, not
@@ -315,15 +341,7 @@ func TestPostingsOfALightningPaymentNetOut(t *testing.T) {
 	events, err = DecidePayoutResult(p, PayoutResult{PayoutID: "x", Now: businessHours})
 	p = step(t, p, events, err, "payment.success")
 	all = append(all, PostingsOf(events[0])...)
-	balance := map[string]decimal.Decimal{}
-	for _, x := range all {
-		k := x.Account + " " + x.Currency
-		if x.Side == Debit {
-			balance[k] = balance[k].Add(x.Amount)
-		} else {
-			balance[k] = balance[k].Sub(x.Amount)
-		}
-	}
+	balance := balances(all)
 	// Settled: nothing held for the payment or owed to the recipient; the
 	// fee is earned and the change is owed.
 	for _, k := range []string{"customer_funds sats", "payout_payable ZAR"} {
