@@ -291,11 +291,13 @@ type BeginPayout struct {
 // DecideBeginPayout converts a deposited payment at the price of now and
 // records its payout intent (payment.transferring). Anything else (not
 // deposited, still held) decides nothing: the worker may see the same
-// message twice. For Lightning funding, the sats received beyond what the
-// amount and fees cost now are the change owed to the payer; when the price
-// moved so far that they fall short, the merchant is still paid in full and
-// the change is zero. A USDT payment pays out what the USDT received is
-// worth now, less fees (QuotePayment's USDT rule).
+// message twice. What the deposit is worth now beyond what the amount and
+// fees cost now (the unused buffer, and any move of the prices in the
+// payer's favour) is the change owed to the payer, in sats, and booked in
+// the deposit's currency; when the prices moved so far that the deposit
+// falls short, the merchant is still paid in full and the change is zero.
+// A USDT payment pays out what the USDT received is worth now, less fees
+// (QuotePayment's USDT rule): it has no change.
 func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 	if p.Status != StatusDeposited || p.needsDocuments() {
 		return nil, nil
@@ -303,7 +305,7 @@ func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 	e := PaymentTransferring{ChangeRefundStatus: ChangeNone, PayoutAmount: decimal.NewFromInt(p.Amount),
 		PayoutCurrency: p.DestinationCurrency, PayoutRail: p.PayoutMethod, IdempotencyKey: p.ID.String(),
 		At: c.Now.UTC().Truncate(time.Millisecond)}
-	fees := p.OTCFees
+	fees, change := p.OTCFees, decimal.Zero
 	switch {
 	case p.Funding == FundingUSDT:
 		q, err := QuotePayment(QuoteInput{FromCurrency: "USDT", DestinationCurrency: p.DestinationCurrency,
@@ -312,18 +314,25 @@ func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 			return nil, err
 		}
 		e.AmountSats, e.BTCPrice, e.PayoutAmount, fees = q.AmountSats, q.BTCPrice, q.DestinationAmount, q.OTCFees
-	case p.DestinationCurrency == "BTC":
-		e.AmountSats, e.BTCPrice = decimal.NewFromInt(p.Amount).Add(p.OTCFees).IntPart(), p.BTCPrice
 	default:
-		price, err := c.Prices.price(p.DestinationCurrency)
+		need := decimal.NewFromInt(p.Amount).Add(p.OTCFees) // sats, for a Lightning merchant
+		e.BTCPrice = p.BTCPrice
+		if p.DestinationCurrency != "BTC" {
+			price, err := c.Prices.price(p.DestinationCurrency)
+			if err != nil {
+				return nil, err
+			}
+			need, e.BTCPrice = ceilQuo(need.Shift(satsExp), price), price
+		}
+		e.AmountSats = need.IntPart()
+		worth, err := p.convertedSats(c.Prices)
 		if err != nil {
 			return nil, err
 		}
-		need := ceilQuo(decimal.NewFromInt(p.Amount).Add(p.OTCFees).Shift(satsExp), price)
-		e.AmountSats, e.BTCPrice = need.IntPart(), price
-		if p.Funding == FundingLightning {
-			if change := p.AmountDeposited.Sub(need); change.IsPositive() {
-				e.ChangeRefundSats, e.ChangeRefundStatus = change.IntPart(), ChangePending
+		if sats := worth.Sub(need); sats.IsPositive() {
+			e.ChangeRefundSats, e.ChangeRefundStatus = sats.IntPart(), ChangePending
+			if change, err = p.inDepositCurrency(sats, c.Prices); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -331,7 +340,7 @@ func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 	if over := p.overpaid(); over.IsPositive() {
 		e.Message += fmt.Sprintf("; %s %s received over the amount due is owed back to the payer", over, p.DepositCurrency)
 	}
-	e.Postings = conversionPostings(p, e, fees)
+	e.Postings = conversionPostings(p, e, fees, change)
 	return []Event{e}, nil
 }
 
@@ -349,6 +358,34 @@ func (p Payment) overpaid() decimal.Decimal {
 
 // converted is the part of the deposits the conversion takes.
 func (p Payment) converted() decimal.Decimal { return p.AmountDeposited.Sub(p.overpaid()) }
+
+// convertedSats is what the converted deposit is worth in sats at prices:
+// a Lightning deposit is sats already; a fiat one is bought at the price of
+// its currency, rounded down.
+func (p Payment) convertedSats(prices BTCPrices) (decimal.Decimal, error) {
+	if p.Funding == FundingLightning {
+		return p.converted(), nil
+	}
+	price, err := prices.price(p.DepositCurrency)
+	if err != nil {
+		return decimal.Decimal{}, err
+	}
+	sats, _ := p.converted().Shift(satsExp).QuoRem(price, 0)
+	return sats, nil
+}
+
+// inDepositCurrency is sats in p's deposit currency at prices, rounded
+// down to its minor unit (whole sats for Lightning).
+func (p Payment) inDepositCurrency(sats decimal.Decimal, prices BTCPrices) (decimal.Decimal, error) {
+	if p.Funding == FundingLightning {
+		return sats, nil
+	}
+	price, err := prices.price(p.DepositCurrency)
+	if err != nil {
+		return decimal.Decimal{}, err
+	}
+	return sats.Mul(price).Shift(-satsExp).RoundFloor(minorPlaces), nil
+}
 
 // PayoutResult is what the payout rail answered.
 type PayoutResult struct {

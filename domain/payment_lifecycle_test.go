@@ -272,6 +272,62 @@ func balances(ps []Posting) map[string]decimal.Decimal {
 	return balance
 }
 
+// Whatever the funding, a deposit worth more in sats at conversion than
+// the amount and fees cost then (the unused buffer, and any price move in
+// the payer's favour) leaves the surplus owed back as change: in sats on
+// the payment, booked in the deposit's currency (spec: "surplus is
+// refunded as change"). A move against the payer leaves none, and the
+// merchant is paid in full.
+func TestPaymentChangeIsOwedBack(t *testing.T) {
+	t.Parallel()
+	za, ke, btc := testMerchant(CountrySouthAfrica, PayoutBank), testMerchant(CountryKenya, PayoutMomo), testMerchant(CountryBTC, PayoutLightning)
+	weakNaira := BTCPrices{}
+	for cur, price := range lifecyclePrices {
+		weakNaira[cur] = price
+	}
+	weakNaira["NGN"] = lifecyclePrices["NGN"].Mul(decimal.RequireFromString("1.1"))
+	for _, tt := range []struct {
+		name, body string
+		merchant   Merchant
+		prices     BTCPrices // at conversion
+		rounding   int64     // sats the deposit's rounding up may add to the buffer
+	}{
+		{"lightning", `{"MerchantID":"m","Amount":1500,"Reference":"r","BufferRate":0.05}`, za, lifecyclePrices, 0},
+		{"bank transfer", `{"MerchantID":"m","Amount":1500,"Reference":"r","BufferRate":0.05,"FromCountry":"Nigeria"}`, za, lifecyclePrices, 1},
+		{"mobile money", `{"MerchantID":"m","Amount":1500,"BufferRate":0.05,"FromCountry":"KES"}`, ke, lifecyclePrices, 8},
+		{"onramp", `{"MerchantID":"m","Amount":50000,"BufferRate":0.05,"FromCountry":"UK"}`, btc, lifecyclePrices, 1},
+		{"naira weakened", `{"MerchantID":"m","Amount":1500,"Reference":"r","BufferRate":0.05,"FromCountry":"Nigeria"}`, za, weakNaira, -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPayment(t, tt.body, tt.merchant)
+			events, err := DecideDeposit(p, RecordDeposit{Amount: p.DepositDue, Now: businessHours, InvoiceSettled: true})
+			p = step(t, p, events, err, "payment.deposited")
+			all := PostingsOf(events[0])
+			events, err = DecideBeginPayout(p, BeginPayout{Prices: tt.prices, OTCFeeRate: decimal.RequireFromString("0.01"), Now: businessHours})
+			p = step(t, p, events, err, "payment.transferring")
+			all = append(all, PostingsOf(events[0])...)
+			balance, unit := balances(all), " "+p.DepositCurrency
+			if !balance[AccountCustomerFunds+unit].IsZero() || p.PayoutAmount.IntPart() != p.Amount {
+				t.Errorf("customer funds %s, payout %s: want 0 and %d", balance[AccountCustomerFunds+unit], p.PayoutAmount, p.Amount)
+			}
+			change, owed := *p.ChangeRefundSats, balance[AccountChange+unit].Neg()
+			if tt.rounding < 0 {
+				if change != 0 || p.ChangeRefundStatus != ChangeNone || !owed.IsZero() {
+					t.Errorf("change %d sats (%s), %s%s owed: want none", change, p.ChangeRefundStatus, owed, unit)
+				}
+				return
+			}
+			if change < p.BufferAmountSats || change > p.BufferAmountSats+tt.rounding || p.ChangeRefundStatus != ChangePending {
+				t.Errorf("change %d sats (%s): want the buffer's %d, up to %d more", change, p.ChangeRefundStatus, p.BufferAmountSats, tt.rounding)
+			}
+			want, err := p.inDepositCurrency(decimal.NewFromInt(change), tt.prices)
+			if err != nil || !owed.Equal(want) || !owed.IsPositive() {
+				t.Errorf("owed %s%s, want %s (%v)", owed, unit, want, err)
+			}
+		})
+	}
+}
+
 // A payment funded by USDT or bank transfer converts its amount due, not
 // what was received over it: that is owed back to the payer (refunds
 // payable), so the merchant's payout, the corridor limit and the document

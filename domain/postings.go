@@ -113,12 +113,12 @@ func depositPostings(p Payment, amount decimal.Decimal) []Posting {
 }
 
 // conversionPostings: the deposit leaves customer funds for the conversion
-// (less the change owed back), and the conversion yields the payout and
-// the fees charged on it in the destination currency (a USDT payment's are
-// those of its price at conversion, not the quote's estimate in its otcFees).
-func conversionPostings(p Payment, e PaymentTransferring, fees decimal.Decimal) []Posting {
+// (less the change owed back, in the deposit's currency), and the
+// conversion yields the payout and the fees charged on it in the
+// destination currency (a USDT payment's are those of its price at
+// conversion, not the quote's estimate in its otcFees).
+func conversionPostings(p Payment, e PaymentTransferring, fees, change decimal.Decimal) []Posting {
 	var j journal
-	change := decimal.NewFromInt(e.ChangeRefundSats)
 	j.move(p.DepositCurrency, p.converted().Sub(change), AccountCustomerFunds, AccountConversion)
 	j.move(p.DepositCurrency, change, AccountCustomerFunds, AccountChange)
 	j.move(p.DepositCurrency, p.overpaid(), AccountCustomerFunds, AccountRefunds)

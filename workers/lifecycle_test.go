@@ -39,10 +39,12 @@ func (p payments) AppendToPayment(ctx context.Context, ref domain.StreamRef, met
 	return p.store.AppendAtHead(ctx, meta, ref, events...)
 }
 
+// fixedPrices is a price feed of every currency the tests pay in or out
+// (a conversion prices the deposit's currency too, for the change).
 type fixedPrices struct{}
 
 func (fixedPrices) BTCPrices(context.Context) (domain.BTCPrices, error) {
-	return domain.BTCPrices{"ZAR": decimal.NewFromInt(1_800_000)}, nil
+	return domain.BTCPrices{"ZAR": decimal.NewFromInt(1_800_000), "EUR": decimal.NewFromInt(87_000)}, nil
 }
 
 // crashingRail calls the real sandbox rail and then, while crashes remain,
