@@ -330,9 +330,11 @@ func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 			return nil, err
 		}
 		if sats := worth.Sub(need); sats.IsPositive() {
-			e.ChangeRefundSats, e.ChangeRefundStatus = sats.IntPart(), ChangePending
 			if change, err = p.inDepositCurrency(sats, c.Prices); err != nil {
 				return nil, err
+			}
+			if change.IsPositive() { // a surplus worth less than the deposit's unit is no change
+				e.ChangeRefundSats, e.ChangeRefundStatus = sats.IntPart(), ChangePending
 			}
 		}
 	}
@@ -375,7 +377,8 @@ func (p Payment) convertedSats(prices BTCPrices) (decimal.Decimal, error) {
 }
 
 // inDepositCurrency is sats in p's deposit currency at prices, rounded
-// down to its minor unit (whole sats for Lightning).
+// down to what its rail moves: whole sats for Lightning, whole shillings
+// for M-Pesa (as its deposit due), else the minor unit.
 func (p Payment) inDepositCurrency(sats decimal.Decimal, prices BTCPrices) (decimal.Decimal, error) {
 	if p.Funding == FundingLightning {
 		return sats, nil
@@ -384,7 +387,11 @@ func (p Payment) inDepositCurrency(sats decimal.Decimal, prices BTCPrices) (deci
 	if err != nil {
 		return decimal.Decimal{}, err
 	}
-	return sats.Mul(price).Shift(-satsExp).RoundFloor(minorPlaces), nil
+	places := int32(minorPlaces)
+	if p.Funding == FundingMomo {
+		places = 0
+	}
+	return sats.Mul(price).Shift(-satsExp).RoundFloor(places), nil
 }
 
 // PayoutResult is what the payout rail answered.

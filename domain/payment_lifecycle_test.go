@@ -297,6 +297,8 @@ func TestPaymentChangeIsOwedBack(t *testing.T) {
 		{"mobile money", `{"MerchantID":"m","Amount":1500,"BufferRate":0.05,"FromCountry":"KES"}`, ke, lifecyclePrices, 8},
 		{"onramp", `{"MerchantID":"m","Amount":50000,"BufferRate":0.05,"FromCountry":"UK"}`, btc, lifecyclePrices, 1},
 		{"naira weakened", `{"MerchantID":"m","Amount":1500,"Reference":"r","BufferRate":0.05,"FromCountry":"Nigeria"}`, za, weakNaira, -1},
+		// The deposit's rounding up to the penny is worth 6 sats: under a penny back.
+		{"pounds without a buffer", `{"MerchantID":"m","Amount":1000,"Reference":"r","FromCountry":"UK"}`, za, lifecyclePrices, -1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPayment(t, tt.body, tt.merchant)
@@ -323,6 +325,9 @@ func TestPaymentChangeIsOwedBack(t *testing.T) {
 			want, err := p.inDepositCurrency(decimal.NewFromInt(change), tt.prices)
 			if err != nil || !owed.Equal(want) || !owed.IsPositive() {
 				t.Errorf("owed %s%s, want %s (%v)", owed, unit, want, err)
+			}
+			if p.Funding == FundingMomo && !owed.Equal(owed.Truncate(0)) {
+				t.Errorf("owed %s%s: M-Pesa moves whole shillings", owed, unit)
 			}
 		})
 	}
