@@ -2,6 +2,8 @@ package eventstore
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -81,7 +83,9 @@ func TestRelayStreamLeaderChangesMidRound(t *testing.T) {
 	store := New(pool, projections.Projector{}, nil)
 	js := mustJetStream(t, servers[0].ClientURL(), nats.MaxReconnects(-1))
 	cfg := RelayConfig{Stream: testenv.Name("LEDGER_T"), SubjectPrefix: testenv.Name("ledgert"), Replicas: 3}
-	startRelay(t, NewRelay(pool, js, cfg, testLogger(t), nil))
+	relay := NewRelay(pool, js, cfg, testLogger(t), nil)
+	ensureClusteredStream(t, ctx, relay) // before the load and the step-downs start
+	startRelay(t, relay)
 
 	// Writers append tenants (three events each) as fast as they can, so
 	// that rounds carry hundreds of messages.
@@ -110,10 +114,9 @@ func TestRelayStreamLeaderChangesMidRound(t *testing.T) {
 			}
 		})
 	}
-	nc := js.Conn()
-	stepDowns := 0
+	stepDowns := 0 // those the API confirmed
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+cfg.Stream, nil, 2*time.Second); err == nil {
+		if stepDown(js.Conn(), cfg.Stream) {
 			stepDowns++
 		}
 	}
@@ -132,6 +135,43 @@ func TestRelayStreamLeaderChangesMidRound(t *testing.T) {
 	t.Logf("%d events published across %d leader changes", len(ids), stepDowns)
 }
 
+// ensureClusteredStream creates the relay's stream and waits for its
+// leader, trying until the cluster has elected its leaders (seconds on a
+// busy machine).
+func ensureClusteredStream(t *testing.T, ctx context.Context, r *Relay) {
+	t.Helper()
+	for {
+		attempt, cancel := context.WithTimeout(ctx, 3*time.Second)
+		s, err := r.EnsureStream(attempt)
+		if err == nil {
+			var info *jetstream.StreamInfo
+			if info, err = s.Info(attempt); err == nil && (info.Cluster == nil || info.Cluster.Leader == "") {
+				err = errors.New("no leader yet")
+			}
+		}
+		cancel()
+		if err == nil {
+			return
+		} else if ctx.Err() != nil {
+			t.Fatalf("create the stream: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stepDown asks the stream's leader to step down and reports whether the
+// JetStream API says it did.
+func stepDown(nc *nats.Conn, stream string) bool {
+	msg, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil, 2*time.Second)
+	if err != nil {
+		return false
+	}
+	var resp struct {
+		Success bool `json:"success"`
+	}
+	return json.Unmarshal(msg.Data, &resp) == nil && resp.Success
+}
+
 // The relay counts on this (relay.go, "Both expectations"): on a stream of
 // three replicas, a message whose expected last sequence is wrong is
 // refused before it enters the stream's log, even when its expected last
@@ -143,17 +183,7 @@ func TestClusteredStreamRefusesAWrongSequenceCleanly(t *testing.T) {
 	servers := startNATSCluster(t, 3)
 	js := mustJetStream(t, servers[0].ClientURL())
 	cfg := RelayConfig{Stream: testenv.Name("LEDGER_T"), SubjectPrefix: testenv.Name("ledgert"), Replicas: 3}
-	r := NewRelay(nil, js, cfg, testLogger(t), nil)
-	for { // until the cluster has elected its leaders
-		attempt, cancel := context.WithTimeout(ctx, 3*time.Second)
-		_, err := r.EnsureStream(attempt)
-		cancel()
-		if err == nil {
-			break
-		} else if ctx.Err() != nil {
-			t.Fatalf("create the stream: %v", err)
-		}
-	}
+	ensureClusteredStream(t, ctx, NewRelay(nil, js, cfg, testLogger(t), nil))
 	publish := func(id string, lastSeq uint64, lastID string) (uint64, error) {
 		opts := []jetstream.PublishOpt{jetstream.WithMsgID(id), jetstream.WithExpectLastSequence(lastSeq)}
 		if lastID != "" {
