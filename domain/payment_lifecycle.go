@@ -361,14 +361,19 @@ func (p Payment) overpaid() decimal.Decimal {
 // converted is the part of the deposits the conversion takes.
 func (p Payment) converted() decimal.Decimal { return p.AmountDeposited.Sub(p.overpaid()) }
 
-// convertedSats is what the converted deposit is worth in sats at prices:
-// a Lightning deposit is sats already; a fiat one is bought at the price of
-// its currency, rounded down.
-func (p Payment) convertedSats(prices BTCPrices) (decimal.Decimal, error) {
+// depositPrice is the price of 1 BTC in p's deposit currency: 10^8 when
+// the deposit is sats.
+func (p Payment) depositPrice(prices BTCPrices) (decimal.Decimal, error) {
 	if p.Funding == FundingLightning {
-		return p.converted(), nil
+		return decimal.New(1, satsExp), nil
 	}
-	price, err := prices.price(p.DepositCurrency)
+	return prices.price(p.DepositCurrency)
+}
+
+// convertedSats is what the converted deposit is worth in sats at prices,
+// rounded down.
+func (p Payment) convertedSats(prices BTCPrices) (decimal.Decimal, error) {
+	price, err := p.depositPrice(prices)
 	if err != nil {
 		return decimal.Decimal{}, err
 	}
@@ -380,15 +385,12 @@ func (p Payment) convertedSats(prices BTCPrices) (decimal.Decimal, error) {
 // down to what its rail moves: whole sats for Lightning, whole shillings
 // for M-Pesa (as its deposit due), else the minor unit.
 func (p Payment) inDepositCurrency(sats decimal.Decimal, prices BTCPrices) (decimal.Decimal, error) {
-	if p.Funding == FundingLightning {
-		return sats, nil
-	}
-	price, err := prices.price(p.DepositCurrency)
+	price, err := p.depositPrice(prices)
 	if err != nil {
 		return decimal.Decimal{}, err
 	}
 	places := int32(minorPlaces)
-	if p.Funding == FundingMomo {
+	if p.Funding == FundingLightning || p.Funding == FundingMomo {
 		places = 0
 	}
 	return sats.Mul(price).Shift(-satsExp).RoundFloor(places), nil
