@@ -162,16 +162,24 @@ func TestTokenLifetime(t *testing.T) {
 	}
 }
 
+// beforeKeyRotation starts a server with a tenant: it returns them, a
+// POST /users/token body for the tenant's owner, a tenant token signed
+// before any rotation and that token's kid.
+func beforeKeyRotation(t *testing.T, tenant string) (s *testServer, tn tenant, body, before, kid string) {
+	t.Helper()
+	s = startServer(t, nil)
+	tn = s.createTenant(t, tenant)
+	body = fmt.Sprintf(`{"userId":%q}`, tn.OwnerUserID)
+	before = s.tenantToken(t, tn.APIKey, tn.APISecret)
+	h, _ := decodeJWT(t, before)
+	return s, tn, body, before, h["kid"].(string)
+}
+
 // TestKeyRotation runs ledgerctl keys rotate under a running server: tokens
 // signed before stay valid, and new tokens carry the new kid within 10 s.
 func TestKeyRotation(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, nil)
-	tn := s.createTenant(t, "Cyberdyne")
-	body := fmt.Sprintf(`{"userId":%q}`, tn.OwnerUserID)
-	before := s.tenantToken(t, tn.APIKey, tn.APISecret)
-	h, _ := decodeJWT(t, before)
-	oldKID := h["kid"].(string)
+	s, tn, body, before, oldKID := beforeKeyRotation(t, "Cyberdyne")
 
 	var rotated struct {
 		KID string `json:"kid"`
@@ -214,12 +222,7 @@ func TestKeyRotation(t *testing.T) {
 // 401 and new tokens carry the new kid, and they work.
 func TestKeyRevocation(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, nil)
-	tn := s.createTenant(t, "Tyrell")
-	body := fmt.Sprintf(`{"userId":%q}`, tn.OwnerUserID)
-	before := s.tenantToken(t, tn.APIKey, tn.APISecret)
-	h, _ := decodeJWT(t, before)
-	oldKID := h["kid"].(string)
+	s, tn, body, before, oldKID := beforeKeyRotation(t, "Tyrell")
 
 	var rotated struct {
 		KID     string   `json:"kid"`
