@@ -332,26 +332,31 @@ type attemptKey struct {
 	attempt int
 }
 
-// numericOf is d as the numeric the projector's parameter becomes: it is
-// sent as d.String() and pgx parses that into a coefficient without
+// setNumeric makes n d as the numeric the projector's parameter becomes:
+// it is sent as d.String() and pgx parses that into a coefficient without
 // trailing zeros (1.50 is sent as "1.5", 15 × 10^-1, stored with scale 1;
 // 150 as 15 × 10^1, scale 0). Amounts of up to 18 digits, all of them in
-// practice, take no detour through text and big.Int arithmetic.
-func numericOf(d decimal.Decimal) pgtype.Numeric {
+// practice, take no detour through text and big.Int arithmetic, and reuse
+// n's big.Int: the COPY encodes a row before the next is set.
+func setNumeric(n *pgtype.Numeric, d decimal.Decimal) {
 	if d.NumDigits() <= 18 {
 		c, exp := d.CoefficientInt64(), d.Exponent()
 		if c == 0 {
-			return pgtype.Numeric{Int: new(big.Int), Valid: true}
+			exp = 0
 		}
-		for c%10 == 0 {
+		for c != 0 && c%10 == 0 {
 			c /= 10
 			exp++
 		}
-		return pgtype.Numeric{Int: big.NewInt(c), Exp: exp, Valid: true}
+		if n.Int == nil {
+			n.Int = new(big.Int)
+		}
+		n.Int.SetInt64(c)
+		n.Exp, n.NaN, n.InfinityModifier, n.Valid = exp, false, pgtype.Finite, true
+		return
 	}
-	var n pgtype.Numeric
+	*n = pgtype.Numeric{}
 	if err := n.Scan(d.String()); err != nil {
-		return pgtype.Numeric{} // NULL: the NOT NULL column refuses it loudly
+		*n = pgtype.Numeric{} // NULL: the NOT NULL column refuses it loudly
 	}
-	return n
 }

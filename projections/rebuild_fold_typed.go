@@ -63,9 +63,9 @@ func (c *typedChunk[R]) take() copyJob {
 	return job
 }
 
-// rowSource is a chunk of typed rows as pgx's CopyFrom reads them: set
-// puts row i into the pgx values that values points at (pgx encodes a
-// row before it asks for the next).
+// rowSource is a chunk of typed rows as a COPY reads them (a
+// pgx.CopyFromSource): set puts row i into the pgx values that values
+// points at (the copier encodes a row before it asks for the next).
 type rowSource struct {
 	n, next int
 	set     func(i int)
@@ -102,7 +102,7 @@ func postingSource(rows []postingRow) *rowSource {
 			v.account = pgtype.Text{String: r.posting.Account, Valid: true}
 			v.currency = pgtype.Text{String: r.posting.Currency, Valid: true}
 			v.side = pgtype.Text{String: r.posting.Side, Valid: true}
-			v.amount = numericOf(r.posting.Amount)
+			setNumeric(&v.amount, r.posting.Amount)
 		}}
 }
 

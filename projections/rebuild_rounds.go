@@ -59,12 +59,12 @@ func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 	var writers sync.WaitGroup
 	for _, c := range r.conns {
 		writers.Go(func() {
+			w := newCopier(c, r.shadow) // uuids: pguuid (connect)
 			for job := range copies {
 				if ctx.Err() != nil {
 					continue // drain
 				}
-				_, err := c.CopyFrom(ctx, pgx.Identifier{r.shadow, job.table}, foldColumns[job.table], job.rows) // uuids: pguuid (connect)
-				if err != nil {
+				if err := w.copy(ctx, job); err != nil {
 					cancel(fmt.Errorf("rebuild: copy into %s: %w (ledgerctl projections rebuild --via-projector names the event)", job.table, err))
 					continue
 				}
