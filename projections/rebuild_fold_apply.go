@@ -1,11 +1,11 @@
 package projections
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math/big"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -312,7 +312,7 @@ func (s *streamFold) mergePayment(r *domain.Record, e domain.Event) error {
 		}
 		raw := make([]byte, 0, len(logs)+256)
 		raw = append(raw, logs[:len(logs)-1]...)
-		if strings.TrimSpace(string(logs[1:len(logs)-1])) != "" {
+		if len(bytes.TrimSpace(logs[1:len(logs)-1])) > 0 { // the array has lines already
 			raw = append(raw, ',')
 		}
 		raw = append(raw, memberJSON(line)...)
