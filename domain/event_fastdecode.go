@@ -355,6 +355,45 @@ func fastDecimal(v []byte) (decimal.Decimal, bool) {
 	if !ok || len(b) == 0 {
 		return decimal.Decimal{}, false
 	}
+	if d, ok := plainDecimal(b); ok {
+		return d, true
+	}
 	d, err := decimal.NewFromString(string(b))
 	return d, err == nil
+}
+
+// plainDecimal reads the plainest decimals, every amount the domain
+// writes: a sign, digits, at most one point between digits, 18 characters
+// at most besides the point. NewFromString builds those from an int64 of
+// their digits, as this does, but wants a string: an allocation for each
+// of a rebuild's two million amounts. false for any other form.
+func plainDecimal(b []byte) (decimal.Decimal, bool) {
+	n := len(b)
+	digits := b
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	var c int64
+	point := -1
+	for i, ch := range digits {
+		switch {
+		case ch >= '0' && ch <= '9':
+			c = c*10 + int64(ch-'0')
+		case ch == '.' && point < 0 && i > 0 && i < len(digits)-1:
+			point, n = i, n-1
+		default:
+			return decimal.Decimal{}, false
+		}
+	}
+	if len(digits) == 0 || n > 18 {
+		return decimal.Decimal{}, false
+	}
+	exp := 0
+	if point >= 0 {
+		exp = point + 1 - len(digits)
+	}
+	if b[0] == '-' {
+		c = -c
+	}
+	return decimal.New(c, int32(exp)), true
 }

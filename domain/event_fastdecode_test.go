@@ -197,3 +197,30 @@ func jsonbText(t *testing.T, data []byte) []byte {
 	}
 	return append(out, '}')
 }
+
+// FuzzPlainDecimal: a decimal plainDecimal reads is the one
+// decimal.NewFromString makes of the same text, to the bit (its
+// coefficient's representation and its exponent).
+func FuzzPlainDecimal(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1500", "1.50", "0.001", "-12.5", "007", "123456789012345678",
+		"-12345678901234567", "1234567890123456.78", "1234567890123456789", "-123456789012345678",
+		".5", "5.", "1..2", "1.2.3", "-", "+1", "1e3", "１", "9223372036854775807"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if s == "" {
+			return
+		}
+		got, ok := plainDecimal([]byte(s))
+		if !ok {
+			return
+		}
+		want, err := decimal.NewFromString(s)
+		if err != nil {
+			t.Fatalf("plainDecimal(%q) = %v, NewFromString refuses it: %v", s, got, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("plainDecimal(%q) = %#v, NewFromString %#v", s, got, want)
+		}
+	})
+}
