@@ -142,6 +142,7 @@ type streamFold struct {
 	rows         map[string][][]any // insert-only rows, written when the stream ends (nothing if it is handed over)
 	postings     []postingRow       // the ledger_postings rows, likewise
 	attemptRows  []attemptRow       // the webhook_attempts rows, likewise
+	values       *jsonArena         // the folder's, for the JSON its events write into the payment's state
 }
 
 // folder folds the streams one bulk worker is given.
@@ -154,6 +155,7 @@ type folder struct {
 	// The last stream's typed rows, emptied, for the next stream's.
 	spentPostings []postingRow
 	spentAttempts []attemptRow
+	values        jsonArena
 	copies        chan<- copyJob
 	handed        [][]domain.Record // streams for the projector
 }
@@ -205,7 +207,8 @@ func (f *folder) add(ctx context.Context, rec *domain.Record) error {
 		if err := f.endStream(ctx); err != nil {
 			return err
 		}
-		f.cur = &streamFold{id: rec.StreamID, rows: map[string][][]any{}, recs: make([]*domain.Record, 0, 8), postings: f.spentPostings, attemptRows: f.spentAttempts}
+		f.cur = &streamFold{id: rec.StreamID, rows: map[string][][]any{}, recs: make([]*domain.Record, 0, 8), postings: f.spentPostings,
+			attemptRows: f.spentAttempts, values: &f.values}
 	}
 	s := f.cur
 	s.recs = append(s.recs, rec)

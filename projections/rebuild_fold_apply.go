@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math/big"
@@ -305,18 +304,12 @@ func (s *streamFold) mergePayment(r *domain.Record, e domain.Event) error {
 	if len(changes) > 0 || line != nil {
 		s.copyStateToDeliveries()
 	}
-	p.state.merge(changes)
-	if line != nil { // (state->'statusLogs') || '[line]'
+	p.state.merge(changes, s.values)
+	if line != nil {
 		if logs[len(logs)-1] != ']' {
 			return errUnfoldable
 		}
-		raw := make([]byte, 0, len(logs)+256)
-		raw = append(raw, logs[:len(logs)-1]...)
-		if len(bytes.TrimSpace(logs[1:len(logs)-1])) > 0 { // the array has lines already
-			raw = append(raw, ',')
-		}
-		raw = append(raw, memberJSON(line)...)
-		logs = append(raw, ']')
+		logs = s.values.withLine(logs, line)
 	}
 	p.state.set("statusLogs", logs)
 	if status := domain.StatusOf(e); status != "" {

@@ -3,6 +3,8 @@ package projections
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,19 +22,21 @@ func TestMemberJSONIsJSONOf(t *testing.T) {
 		"Settled 1500 ZAR", `quote " back\slash <tag> & é`, "", true, false, 0, -42, int64(84167),
 		decimal.RequireFromString("1800000.50"), decimal.RequireFromString("-0.00000001"),
 		time.Date(2026, 11, 26, 6, 0, 0, 120e6, time.UTC), time.Date(2026, 11, 26, 8, 0, 0, 0, time.FixedZone("", 2*3600)),
+		time.Date(2026, 11, 26, 8, 0, 0, 123456789, time.FixedZone("", -(3*3600+1800))), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
 		&domain.StatusLogEntry{Status: "success", Message: "Settled 1500 ZAR", At: time.Date(2026, 11, 26, 6, 0, 0, 1, time.UTC)},
 		&domain.StatusLogEntry{Status: "failed", Message: "Payout refused: \"bad\\account\" <é>\n"},
 		[]string{"fallback"},
 	} {
 		var got, want any
-		if err := json.Unmarshal(memberJSON(v), &got); err != nil {
-			t.Fatalf("%#v: memberJSON wrote %s: %v", v, memberJSON(v), err)
+		member := appendMemberJSON([]byte("[1,"), v)[3:] // appended, not written at the start
+		if err := json.Unmarshal(member, &got); err != nil {
+			t.Fatalf("%#v: appendMemberJSON wrote %s: %v", v, member, err)
 		}
 		if err := json.Unmarshal([]byte(jsonOf(v)), &want); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%#v: memberJSON %s, jsonOf %s", v, memberJSON(v), jsonOf(v))
+			t.Errorf("%#v: appendMemberJSON %s, jsonOf %s", v, member, jsonOf(v))
 		}
 	}
 }
@@ -42,9 +46,10 @@ func TestMemberJSONIsJSONOf(t *testing.T) {
 func BenchmarkStatusLogLine(b *testing.B) {
 	line := &domain.StatusLogEntry{Status: "transferring", Message: "Converted; paying out 1500 ZAR by BANK",
 		At: time.Date(2026, 10, 27, 9, 54, 1, 8e6, time.UTC)}
-	b.Run("memberJSON", func(b *testing.B) {
+	b.Run("appendMemberJSON", func(b *testing.B) {
+		buf := make([]byte, 0, 256)
 		for b.Loop() {
-			memberJSON(line)
+			appendMemberJSON(buf, line)
 		}
 	})
 	b.Run("jsonOf", func(b *testing.B) {
@@ -115,13 +120,14 @@ func BenchmarkPaymentState(b *testing.B) {
 		c, _ := domain.PaymentChanges(e)
 		changes = append(changes, c)
 	}
+	var values jsonArena
 	for b.Loop() {
 		o, err := parseObject(created)
 		if err != nil {
 			b.Fatal(err)
 		}
 		for _, c := range changes {
-			o.merge(c)
+			o.merge(c, &values)
 		}
 		o.text()
 	}
@@ -168,4 +174,33 @@ func FuzzParseObject(f *testing.F) {
 			t.Fatalf("%q: text %s", raw, o.text())
 		}
 	})
+}
+
+// TestJSONArena: a status line goes into an array with or without lines
+// before it, as jsonb's || puts it, and a value handed out keeps its bytes
+// whatever is written after it, in its chunk or in the next.
+func TestJSONArena(t *testing.T) {
+	var a jsonArena
+	line := &domain.StatusLogEntry{Status: "success", Message: "Settled", At: time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)}
+	const text = `{"status":"success","message":"Settled","at":"2026-11-28T07:00:00Z"}`
+	for logs, want := range map[string]string{`[]`: `[` + text + `]`, `[ ]`: `[ ` + text + `]`, `[{"a":1}]`: `[{"a":1},` + text + `]`} {
+		if got := a.withLine([]byte(logs), line); string(got) != want {
+			t.Errorf("withLine(%s) = %s, want %s", logs, got, want)
+		}
+	}
+	first := a.member("first")
+	long := `[` + strings.Repeat(`1,`, jsonArenaChunk) + `1]` // larger than a chunk
+	grown := a.withLine([]byte(long), line)
+	var later []json.RawMessage
+	for i := range 4 * jsonArenaChunk {
+		later = append(later, a.member(int64(i)))
+	}
+	if string(first) != `"first"` || string(grown) != long[:len(long)-1]+","+text+"]" {
+		t.Errorf("values changed after later ones: %s, %s...", first, grown[:80])
+	}
+	for i, v := range later {
+		if string(v) != strconv.Itoa(i) {
+			t.Fatalf("value %d is %s", i, v)
+		}
+	}
 }
