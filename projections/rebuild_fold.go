@@ -20,7 +20,7 @@ import (
 // events a second on two cores. The fold instead reads the events in
 // stream order, keeps one stream's rows in memory, applies each event to
 // them exactly as the projector's statements would (the same domain
-// functions decide: Decode, PaymentChanges, StatusOf, PostingsOf), and
+// functions decide: Decode, WritePaymentChanges, StatusOf, PostingsOf), and
 // COPYs each row once, when its stream ends. Every projection statement
 // touches only rows of its own event's stream (the domain guarantees the
 // references: a momo account, an API key, a delivery belong to the stream

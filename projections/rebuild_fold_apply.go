@@ -293,21 +293,21 @@ func (s *streamFold) mergePayment(r *domain.Record, e domain.Event) error {
 	if p == nil {
 		return errUnfoldable
 	}
-	changes, line := domain.PaymentChanges(e)
 	logs, ok := p.state.get("statusLogs")
 	if !ok || len(logs) == 0 || logs[0] != '[' {
 		return errUnfoldable // jsonb_set would store NULL or wrap a scalar
 	}
-	if _, ok := changes["statusLogs"]; ok {
+	changes := stateChanges{s: s}
+	line, added := domain.WritePaymentChanges(e, &changes)
+	if changes.logs {
 		return errUnfoldable
 	}
-	if len(changes) > 0 || line != nil {
-		s.copyStateToDeliveries()
-	}
-	p.state.merge(changes, s.values)
-	if line != nil {
+	if added {
 		if logs[len(logs)-1] != ']' {
 			return errUnfoldable
+		}
+		if !changes.changed {
+			s.copyStateToDeliveries()
 		}
 		logs = s.values.withLine(logs, line)
 	}

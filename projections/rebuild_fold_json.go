@@ -211,15 +211,64 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// merge is `o || jsonOf(changes)`, the values written into a.
-func (o *jsonObject) merge(changes map[string]any, a *jsonArena) {
-	for k, v := range changes {
-		o.set(k, a.member(v))
+// stateChanges writes a payment event's changes into the payment's state
+// (domain.WritePaymentChanges: `state || jsonOf(changes)`), each value
+// written into the folder's arena as appendMemberJSON writes it. The
+// deliveries queued before the first change get their copy of the state
+// first.
+type stateChanges struct {
+	s       *streamFold
+	changed bool
+	logs    bool // statusLogs was among them, which the line's append would undo
+}
+
+// begin is where a member's value of up to n bytes starts in the arena.
+func (c *stateChanges) begin(name string, n int) int {
+	if !c.changed {
+		c.s.copyStateToDeliveries()
+		c.changed = true
 	}
+	c.logs = c.logs || name == "statusLogs"
+	return c.s.values.begin(n)
+}
+
+// end sets member name to the value written since start.
+func (c *stateChanges) end(name string, start int) {
+	c.s.payment.state.set(name, c.s.values.since(start))
+}
+
+func (c *stateChanges) String(name, v string) {
+	at := c.begin(name, len(v)+2)
+	c.s.values.chunk = appendJSONString(c.s.values.chunk, v)
+	c.end(name, at)
+}
+
+func (c *stateChanges) Int(name string, v int64) {
+	at := c.begin(name, 20)
+	c.s.values.chunk = strconv.AppendInt(c.s.values.chunk, v, 10)
+	c.end(name, at)
+}
+
+func (c *stateChanges) Bool(name string, v bool) {
+	at := c.begin(name, 5)
+	c.s.values.chunk = strconv.AppendBool(c.s.values.chunk, v)
+	c.end(name, at)
+}
+
+func (c *stateChanges) Decimal(name string, v decimal.Decimal) {
+	at := c.begin(name, 24)
+	c.s.values.chunk = appendJSONDecimal(c.s.values.chunk, v)
+	c.end(name, at)
+}
+
+func (c *stateChanges) Time(name string, v time.Time) {
+	at := c.begin(name, 40)
+	c.s.values.chunk = appendJSONTime(c.s.values.chunk, v)
+	c.end(name, at)
 }
 
 // appendMemberJSON appends v in JSON, written directly for the types of
-// domain.PaymentChanges' values and status-log lines (encoding/json's
+// domain.WritePaymentChanges' values and status-log lines (encoding/json's
 // reflection was a twentieth of a rebuild's Go time, and the lines alone
 // another twentieth), the same value as jsonOf(v) gives.
 func appendMemberJSON(b []byte, v any) []byte {
@@ -233,34 +282,34 @@ func appendMemberJSON(b []byte, v any) []byte {
 	case int64:
 		return strconv.AppendInt(b, v, 10)
 	case decimal.Decimal:
-		if !decimal.MarshalJSONWithoutQuotes {
-			return append(append(append(b, '"'), v.String()...), '"')
-		}
+		return appendJSONDecimal(b, v)
 	case time.Time:
-		if at, ok := appendJSONTime(b, v); ok {
-			return at
-		}
+		return appendJSONTime(b, v)
 	case *domain.StatusLogEntry: // the line a status event adds to statusLogs
 		line := appendJSONString(append(b, `{"status":`...), v.Status)
 		line = appendJSONString(append(line, `,"message":`...), v.Message)
-		if line, ok := appendJSONTime(append(line, `,"at":`...), v.At); ok {
-			return append(line, '}')
-		}
+		return append(appendJSONTime(append(line, `,"at":`...), v.At), '}')
 	}
 	return append(b, jsonOf(v)...)
 }
 
-// appendJSONTime appends t as time.Time's MarshalJSON writes it (RFC 3339
-// with the nanoseconds it has); false, b unchanged, for a time it refuses
-// or writes otherwise (a year outside 0-9999, an offset of seconds).
-func appendJSONTime(b []byte, t time.Time) ([]byte, bool) {
-	if y := t.Year(); y < 0 || y > 9999 {
-		return b, false
+// appendJSONDecimal appends d as its MarshalJSON writes it.
+func appendJSONDecimal(b []byte, d decimal.Decimal) []byte {
+	if decimal.MarshalJSONWithoutQuotes {
+		return append(b, d.String()...)
 	}
-	if _, offset := t.Zone(); offset%60 != 0 {
-		return b, false
+	return append(append(append(b, '"'), d.String()...), '"')
+}
+
+// appendJSONTime appends t as its MarshalJSON writes it (RFC 3339 with
+// the nanoseconds it has), through encoding/json for a time written
+// otherwise (a year outside 0-9999, an offset of seconds).
+func appendJSONTime(b []byte, t time.Time) []byte {
+	_, offset := t.Zone()
+	if y := t.Year(); y < 0 || y > 9999 || offset%60 != 0 {
+		return append(b, jsonOf(t)...)
 	}
-	return append(t.AppendFormat(append(b, '"'), time.RFC3339Nano), '"'), true
+	return append(t.AppendFormat(append(b, '"'), time.RFC3339Nano), '"')
 }
 
 // jsonArena hands out the JSON values the fold writes into a payment's
@@ -276,31 +325,29 @@ type jsonArena struct {
 // lines come to a few hundred bytes an event.
 const jsonArenaChunk = 32 << 10
 
-// reserve makes room for n bytes in the current chunk.
-func (a *jsonArena) reserve(n int) {
+// begin makes room for n bytes in the current chunk and returns where
+// they start.
+func (a *jsonArena) begin(n int) int {
 	if cap(a.chunk)-len(a.chunk) < n {
 		a.chunk = make([]byte, 0, max(jsonArenaChunk, n))
 	}
+	return len(a.chunk)
 }
 
-// member returns v in JSON (appendMemberJSON).
-func (a *jsonArena) member(v any) json.RawMessage {
-	a.reserve(64)
-	start := len(a.chunk)
-	a.chunk = appendMemberJSON(a.chunk, v)
+// since is what was appended to the chunk since start, for keeps.
+func (a *jsonArena) since(start int) json.RawMessage {
 	return a.chunk[start:len(a.chunk):len(a.chunk)]
 }
 
 // withLine returns the JSON array logs with line's JSON appended:
 // (state->'statusLogs') || '[line]'. logs is an array's text, its last
 // byte ']'.
-func (a *jsonArena) withLine(logs []byte, line *domain.StatusLogEntry) json.RawMessage {
-	a.reserve(len(logs) + len(line.Status) + len(line.Message) + 80)
-	start := len(a.chunk)
+func (a *jsonArena) withLine(logs []byte, line domain.StatusLogEntry) json.RawMessage {
+	start := a.begin(len(logs) + len(line.Status) + len(line.Message) + 80)
 	a.chunk = append(a.chunk, logs[:len(logs)-1]...)
 	if len(bytes.TrimSpace(logs[1:len(logs)-1])) > 0 { // the array has lines already
 		a.chunk = append(a.chunk, ',')
 	}
-	a.chunk = append(appendMemberJSON(a.chunk, line), ']')
-	return a.chunk[start:len(a.chunk):len(a.chunk)]
+	a.chunk = append(appendMemberJSON(a.chunk, &line), ']')
+	return a.since(start)
 }

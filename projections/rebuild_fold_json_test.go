@@ -110,15 +110,11 @@ func BenchmarkPaymentState(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var changes []map[string]any
-	for _, e := range []domain.Event{
+	events := []domain.Event{
 		domain.PaymentDeposited{Amount: decimal.NewFromInt(sats), Total: decimal.NewFromInt(sats), Message: "Received 84167 sats; converting", At: at},
 		domain.PaymentTransferring{AmountSats: sats, BTCPrice: decimal.NewFromInt(1800000), PayoutAmount: decimal.NewFromInt(1500),
 			ChangeRefundStatus: "none", Message: "Converted; paying out 1500 ZAR by BANK", At: at},
 		domain.PaymentSucceeded{AmountSettled: decimal.NewFromInt(1500), Message: "Settled 1500 ZAR to the recipient", At: at},
-	} {
-		c, _ := domain.PaymentChanges(e)
-		changes = append(changes, c)
 	}
 	var values jsonArena
 	for b.Loop() {
@@ -126,10 +122,11 @@ func BenchmarkPaymentState(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, c := range changes {
-			o.merge(c, &values)
+		s := &streamFold{payment: &paymentRow{state: o}, values: &values}
+		for _, e := range events {
+			domain.WritePaymentChanges(e, &stateChanges{s: s})
 		}
-		o.text()
+		s.payment.state.text()
 	}
 }
 
@@ -181,21 +178,26 @@ func FuzzParseObject(f *testing.F) {
 // whatever is written after it, in its chunk or in the next.
 func TestJSONArena(t *testing.T) {
 	var a jsonArena
-	line := &domain.StatusLogEntry{Status: "success", Message: "Settled", At: time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)}
+	line := domain.StatusLogEntry{Status: "success", Message: "Settled", At: time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)}
 	const text = `{"status":"success","message":"Settled","at":"2026-11-28T07:00:00Z"}`
 	for logs, want := range map[string]string{`[]`: `[` + text + `]`, `[ ]`: `[ ` + text + `]`, `[{"a":1}]`: `[{"a":1},` + text + `]`} {
 		if got := a.withLine([]byte(logs), line); string(got) != want {
 			t.Errorf("withLine(%s) = %s, want %s", logs, got, want)
 		}
 	}
-	first := a.member("first")
+	member := func(v int64) json.RawMessage {
+		at := a.begin(20)
+		a.chunk = strconv.AppendInt(a.chunk, v, 10)
+		return a.since(at)
+	}
+	first := member(-1)
 	long := `[` + strings.Repeat(`1,`, jsonArenaChunk) + `1]` // larger than a chunk
 	grown := a.withLine([]byte(long), line)
 	var later []json.RawMessage
 	for i := range 4 * jsonArenaChunk {
-		later = append(later, a.member(int64(i)))
+		later = append(later, member(int64(i)))
 	}
-	if string(first) != `"first"` || string(grown) != long[:len(long)-1]+","+text+"]" {
+	if string(first) != "-1" || string(grown) != long[:len(long)-1]+","+text+"]" {
 		t.Errorf("values changed after later ones: %s, %s...", first, grown[:80])
 	}
 	for i, v := range later {
