@@ -143,6 +143,7 @@ type streamFold struct {
 	postings     []postingRow       // the ledger_postings rows, likewise
 	attemptRows  []attemptRow       // the webhook_attempts rows, likewise
 	values       *jsonArena         // the folder's, for the JSON its events write into the payment's state
+	changes      stateChanges       // writes an event's changes into the payment's state
 }
 
 // folder folds the streams one bulk worker is given.

@@ -297,8 +297,9 @@ func (s *streamFold) mergePayment(r *domain.Record, e domain.Event) error {
 	if !ok || len(logs) == 0 || logs[0] != '[' {
 		return errUnfoldable // jsonb_set would store NULL or wrap a scalar
 	}
-	changes := stateChanges{s: s}
-	line, added := domain.WritePaymentChanges(e, &changes)
+	s.changes = stateChanges{s: s} // the stream's: a writer of its own would be an allocation an event
+	changes := &s.changes
+	line, added := domain.WritePaymentChanges(e, changes)
 	if changes.logs {
 		return errUnfoldable
 	}

@@ -285,12 +285,17 @@ func appendMemberJSON(b []byte, v any) []byte {
 		return appendJSONDecimal(b, v)
 	case time.Time:
 		return appendJSONTime(b, v)
-	case *domain.StatusLogEntry: // the line a status event adds to statusLogs
-		line := appendJSONString(append(b, `{"status":`...), v.Status)
-		line = appendJSONString(append(line, `,"message":`...), v.Message)
-		return append(appendJSONTime(append(line, `,"at":`...), v.At), '}')
+	case *domain.StatusLogEntry:
+		return appendStatusLine(b, *v)
 	}
 	return append(b, jsonOf(v)...)
+}
+
+// appendStatusLine appends the line a status event adds to statusLogs.
+func appendStatusLine(b []byte, line domain.StatusLogEntry) []byte {
+	b = appendJSONString(append(b, `{"status":`...), line.Status)
+	b = appendJSONString(append(b, `,"message":`...), line.Message)
+	return append(appendJSONTime(append(b, `,"at":`...), line.At), '}')
 }
 
 // appendJSONDecimal appends d as its MarshalJSON writes it.
@@ -348,6 +353,6 @@ func (a *jsonArena) withLine(logs []byte, line domain.StatusLogEntry) json.RawMe
 	if len(bytes.TrimSpace(logs[1:len(logs)-1])) > 0 { // the array has lines already
 		a.chunk = append(a.chunk, ',')
 	}
-	a.chunk = append(appendMemberJSON(a.chunk, &line), ']')
+	a.chunk = append(appendStatusLine(a.chunk, line), ']')
 	return a.since(start)
 }
