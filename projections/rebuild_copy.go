@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -60,7 +61,6 @@ type copier struct {
 	conn     *pgx.Conn
 	schema   string
 	encoders map[string]*copyEncoder // by table
-	buf      []byte                  // a piece of COPY data, kept for the next
 }
 
 func newCopier(c *pgx.Conn, schema string) *copier {
@@ -77,11 +77,13 @@ func (w *copier) copy(ctx context.Context, job copyJob) error {
 		}
 		w.encoders[job.table] = e
 	}
-	s := &copyStream{enc: e, rows: job.rows, buf: w.buf[:0]}
+	// pgconn reads the stream in a goroutine of its own, which it does not
+	// always wait for when the connection fails: the stream is this
+	// statement's alone, and its error is read under its lock.
+	s := &copyStream{enc: e, rows: job.rows}
 	_, err := w.conn.PgConn().CopyFrom(ctx, s, e.sql)
-	w.buf = s.buf
-	if s.err != nil {
-		return s.err
+	if encodeErr := s.failure(); encodeErr != nil {
+		return encodeErr
 	}
 	return err
 }
@@ -137,7 +139,14 @@ type copyStream struct {
 	buf         []byte // encoded and not yet read from off on
 	off         int
 	begun, done bool
+	mu          sync.Mutex
 	err         error // the encoder's or the source's; pgconn's error would only say the read failed
+}
+
+func (s *copyStream) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }
 
 // copyHeader begins COPY's binary format: its signature, no flags, no
@@ -153,7 +162,9 @@ func (s *copyStream) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if err := s.fill(); err != nil {
+			s.mu.Lock()
 			s.err = err
+			s.mu.Unlock()
 			return 0, err
 		}
 	}
@@ -166,7 +177,7 @@ func (s *copyStream) Read(p []byte) (int, error) {
 func (s *copyStream) fill() error {
 	buf := s.buf[:0]
 	if !s.begun {
-		buf, s.begun = append(buf, copyHeader...), true
+		buf, s.begun = append(make([]byte, 0, copyPiece+8<<10), copyHeader...), true
 	}
 	s.off = 0
 	for len(buf) < copyPiece {
