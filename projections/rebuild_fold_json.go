@@ -212,10 +212,11 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // stateChanges writes a payment event's changes into the payment's state
-// (domain.WritePaymentChanges: `state || jsonOf(changes)`), each value
-// written into the folder's arena as appendMemberJSON writes it. The
-// deliveries queued before the first change get their copy of the state
-// first.
+// (domain.WritePaymentChanges: `state || jsonOf(changes)`), each value's
+// JSON written directly into the folder's arena, the same value as jsonOf
+// gives (encoding/json's reflection was a twentieth of a rebuild's Go
+// time, and the status lines alone another twentieth). The deliveries
+// queued before the first change get their copy of the state first.
 type stateChanges struct {
 	s       *streamFold
 	changed bool
@@ -265,30 +266,6 @@ func (c *stateChanges) Time(name string, v time.Time) {
 	at := c.begin(name, 40)
 	c.s.values.chunk = appendJSONTime(c.s.values.chunk, v)
 	c.end(name, at)
-}
-
-// appendMemberJSON appends v in JSON, written directly for the types of
-// domain.WritePaymentChanges' values and status-log lines (encoding/json's
-// reflection was a twentieth of a rebuild's Go time, and the lines alone
-// another twentieth), the same value as jsonOf(v) gives.
-func appendMemberJSON(b []byte, v any) []byte {
-	switch v := v.(type) {
-	case string:
-		return appendJSONString(b, v)
-	case bool:
-		return strconv.AppendBool(b, v)
-	case int:
-		return strconv.AppendInt(b, int64(v), 10)
-	case int64:
-		return strconv.AppendInt(b, v, 10)
-	case decimal.Decimal:
-		return appendJSONDecimal(b, v)
-	case time.Time:
-		return appendJSONTime(b, v)
-	case *domain.StatusLogEntry:
-		return appendStatusLine(b, *v)
-	}
-	return append(b, jsonOf(v)...)
 }
 
 // appendStatusLine appends the line a status event adds to statusLogs.
