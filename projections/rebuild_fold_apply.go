@@ -307,9 +307,7 @@ func (s *streamFold) mergePayment(r *domain.Record, e domain.Event) error {
 		if logs[len(logs)-1] != ']' {
 			return errUnfoldable
 		}
-		if !changes.changed {
-			s.copyStateToDeliveries()
-		}
+		changes.touch()
 		logs = s.values.withLine(logs, line)
 	}
 	p.state.set("statusLogs", logs)

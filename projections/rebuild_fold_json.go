@@ -223,12 +223,18 @@ type stateChanges struct {
 	logs    bool // statusLogs was among them, which the line's append would undo
 }
 
-// begin is where a member's value of up to n bytes starts in the arena.
-func (c *stateChanges) begin(name string, n int) int {
+// touch gives the deliveries queued before the state's first change their
+// copy of it.
+func (c *stateChanges) touch() {
 	if !c.changed {
 		c.s.copyStateToDeliveries()
 		c.changed = true
 	}
+}
+
+// begin is where a member's value of up to n bytes starts in the arena.
+func (c *stateChanges) begin(name string, n int) int {
+	c.touch()
 	c.logs = c.logs || name == "statusLogs"
 	return c.s.values.begin(n)
 }
