@@ -11,23 +11,20 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// projectPostings queues the posting lines an event carries, as one
-// statement: a money event carries several lines, and a statement per line
-// would cost the append a round of Postgres's per-statement work for each.
+// projectPostings queues the posting lines an event carries as its
+// ledger_entries row, line n in element n of each array (migration 0015).
 func projectPostings(b *pgx.Batch, r domain.Record, ps []domain.Posting) {
-	lines := make([]int32, len(ps))
 	accounts, currencies, sides, amounts := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
 	for i, p := range ps {
-		lines[i], accounts[i], currencies[i], sides[i], amounts[i] = int32(i+1), p.Account, p.Currency, p.Side, p.Amount.String()
+		accounts[i], currencies[i], sides[i], amounts[i] = p.Account, p.Currency, p.Side, p.Amount.String()
 	}
-	b.Queue(`INSERT INTO ledger_postings (event_id, line, tenant_id, recorded_at, account, currency, side, amount)
-		SELECT $1, l.line, $2, $3, l.account, l.currency, l.side, l.amount
-		FROM unnest($4::int[], $5::text[], $6::text[], $7::text[], $8::numeric[]) AS l(line, account, currency, side, amount)`,
-		r.ID, r.TenantID, r.RecordedAt, lines, accounts, currencies, sides, amounts)
+	b.Queue(`INSERT INTO ledger_entries (event_id, tenant_id, recorded_at, accounts, currencies, sides, amounts)
+		VALUES ($1, $2, $3, $4, $5, $6, $7::numeric[])`,
+		r.ID, r.TenantID, r.RecordedAt, accounts, currencies, sides, amounts)
 }
 
-// TrialBalance sums a tenant's postings recorded up to asOf (the zero time:
-// all), by account and currency.
+// TrialBalance sums a tenant's posting lines recorded up to asOf (the zero
+// time: all), by account and currency.
 func (q *Reader) TrialBalance(ctx context.Context, tenantID uuid.UUID, asOf time.Time) ([]domain.AccountBalance, error) {
 	var until *time.Time
 	if !asOf.IsZero() {
@@ -35,7 +32,8 @@ func (q *Reader) TrialBalance(ctx context.Context, tenantID uuid.UUID, asOf time
 	}
 	rows, err := q.pool.Query(ctx, `SELECT account, currency,
 			coalesce(sum(amount) FILTER (WHERE side = 'debit'), 0), coalesce(sum(amount) FILTER (WHERE side = 'credit'), 0)
-		FROM ledger_postings WHERE tenant_id = $1 AND ($2::timestamptz IS NULL OR recorded_at <= $2)
+		FROM ledger_entries e, unnest(e.accounts, e.currencies, e.sides, e.amounts) AS l(account, currency, side, amount)
+		WHERE e.tenant_id = $1 AND ($2::timestamptz IS NULL OR e.recorded_at <= $2)
 		GROUP BY account, currency ORDER BY account, currency`, tenantID, until)
 	if err != nil {
 		return nil, fmt.Errorf("trial balance: %w", err)

@@ -121,7 +121,7 @@ var Groups = []Group{
 	{Name: "users", Tables: []string{"users", "momo_accounts", "kyc_documents"}},
 	{Name: "merchants", Tables: []string{"merchants"}},
 	{Name: "payments", Tables: []string{"payments", "payment_documents", "payment_deadlines", "webhook_deliveries", "webhook_attempts"}},
-	{Name: "postings", Tables: []string{"ledger_postings"}},
+	{Name: "postings", Tables: []string{"ledger_entries"}},
 	{Name: "dashboard", Tables: []string{"dashboard_users", "dashboard_sessions"}},
 }
 

@@ -117,7 +117,10 @@ func (e *copyEncoder) encode(i int, v any, buf []byte) ([]byte, error) {
 	}
 	p := &e.plans[i]
 	if t := reflect.TypeOf(v); p.typ != t {
-		plan := e.m.PlanEncode(e.oids[i], pgtype.BinaryFormatCode, v)
+		plan := arrayPlanFor(e.m, e.oids[i], v) // rebuild_copy_array.go
+		if plan == nil {
+			plan = e.m.PlanEncode(e.oids[i], pgtype.BinaryFormatCode, v)
+		}
 		if plan == nil {
 			return e.m.Encode(e.oids[i], pgtype.BinaryFormatCode, v, buf) // its error
 		}

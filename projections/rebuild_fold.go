@@ -50,7 +50,7 @@ var foldColumns = map[string][]string{
 	"payment_deadlines":  {"payment_id", "tenant_id", "expires_at"},
 	"webhook_deliveries": {"event_id", "tenant_id", "payment_id", "stream_version", "type", "occurred_at", "payment", "status", "attempts", "next_attempt_at"},
 	"webhook_attempts":   {"event_id", "attempt", "tenant_id", "payment_id", "type", "at", "status_code", "duration_ms", "error"},
-	"ledger_postings":    {"event_id", "line", "tenant_id", "recorded_at", "account", "currency", "side", "amount"},
+	"ledger_entries":     {"event_id", "tenant_id", "recorded_at", "accounts", "currencies", "sides", "amounts"},
 	"dashboard_users":    {"id", "tenant_id", "email", "password_hash", "setup_token_hash", "setup_expires_at", "version", "created_at", "updated_at"},
 	"dashboard_sessions": {"session_hash", "user_id", "tenant_id", "created_at", "expires_at", "revoked_at"},
 }
@@ -140,7 +140,7 @@ type streamFold struct {
 	dashUser     *dashboardUserRow
 	dashSessions []*dashboardSessionRow
 	rows         map[string][][]any // insert-only rows, written when the stream ends (nothing if it is handed over)
-	postings     []postingRow       // the ledger_postings rows, likewise
+	entries      []entryRow         // the ledger_entries rows, likewise
 	attemptRows  []attemptRow       // the webhook_attempts rows, likewise
 	values       *jsonArena         // the folder's, for the JSON its events write into the payment's state
 	changes      stateChanges       // writes an event's changes into the payment's state
@@ -151,10 +151,10 @@ type folder struct {
 	r        *rebuilder
 	cur      *streamFold
 	out      map[string][][]any // rows ready for COPY, per table
-	postings typedChunk[postingRow]
+	entries  typedChunk[entryRow]
 	attempts typedChunk[attemptRow]
 	// The last stream's typed rows, emptied, for the next stream's.
-	spentPostings []postingRow
+	spentEntries  []entryRow
 	spentAttempts []attemptRow
 	values        jsonArena
 	copies        chan<- copyJob
@@ -163,7 +163,7 @@ type folder struct {
 
 func newFolder(r *rebuilder, copies chan<- copyJob) *folder {
 	return &folder{r: r, out: map[string][][]any{}, copies: copies,
-		postings: typedChunk[postingRow]{table: "ledger_postings", source: postingSource},
+		entries:  typedChunk[entryRow]{table: "ledger_entries", source: entrySource},
 		attempts: typedChunk[attemptRow]{table: "webhook_attempts", source: attemptSource}}
 }
 
@@ -180,9 +180,9 @@ type copyJob struct {
 // at a cost that grows with the slots already registered (they all pin the
 // same tuple descriptor, which Postgres 15 files under one hash bucket):
 // at 2000 rows a statement, making and dropping slots was 7% of Postgres's
-// time in a 1M-event rebuild, nearly all for the narrow rows of
-// ledger_postings and webhook_attempts (a buffer of a payment's 2 kB state
-// holds some 30), and 1.6% at 16000. Narrow rows go in long statements;
+// time in a 1M-event rebuild, nearly all for the narrow rows of the
+// postings (then a row a line) and webhook_attempts (a buffer of a
+// payment's 2 kB state holds some 30), and 1.6% at 16000. Narrow rows go in long statements;
 // rows holding a JSON document keep short ones: a chunk of 16000 payments
 // (some 35 MB) made the Go collector run three times as often under the
 // rebuild's memory limit.
@@ -208,7 +208,7 @@ func (f *folder) add(ctx context.Context, rec *domain.Record) error {
 		if err := f.endStream(ctx); err != nil {
 			return err
 		}
-		f.cur = &streamFold{id: rec.StreamID, rows: map[string][][]any{}, recs: make([]*domain.Record, 0, 8), postings: f.spentPostings,
+		f.cur = &streamFold{id: rec.StreamID, rows: map[string][][]any{}, recs: make([]*domain.Record, 0, 8), entries: f.spentEntries,
 			attemptRows: f.spentAttempts, values: &f.values}
 	}
 	s := f.cur
@@ -282,8 +282,8 @@ func (f *folder) endStream(ctx context.Context) error {
 			f.out[table] = append(f.out[table], rows...)
 		}
 	}
-	if f.r.keep["ledger_postings"] && f.postings.add(s.postings) {
-		if err := f.queue(ctx, f.postings.take()); err != nil {
+	if f.r.keep["ledger_entries"] && f.entries.add(s.entries) {
+		if err := f.queue(ctx, f.entries.take()); err != nil {
 			return err
 		}
 	}
@@ -292,7 +292,7 @@ func (f *folder) endStream(ctx context.Context) error {
 			return err
 		}
 	}
-	f.spentPostings, f.spentAttempts = s.postings[:0], s.attemptRows[:0]
+	f.spentEntries, f.spentAttempts = s.entries[:0], s.attemptRows[:0]
 	for table, rows := range f.out {
 		if len(rows) >= chunkRows(table) {
 			if err := f.send(ctx, table); err != nil {
@@ -333,7 +333,7 @@ func (f *folder) finish(ctx context.Context) error {
 			}
 		}
 	}
-	for _, job := range []copyJob{f.postings.take(), f.attempts.take()} {
+	for _, job := range []copyJob{f.entries.take(), f.attempts.take()} {
 		if job.n > 0 {
 			if err := f.queue(ctx, job); err != nil {
 				return err
@@ -379,8 +379,6 @@ func (f *folder) apply(s *streamFold, r *domain.Record) error {
 	if len(postings) == 0 {
 		return nil
 	}
-	for i, p := range postings {
-		s.postings = append(s.postings, postingRow{event: r.ID, tenant: r.TenantID, line: int32(i + 1), at: r.RecordedAt, posting: p})
-	}
+	s.entries = append(s.entries, entryRow{event: r.ID, tenant: r.TenantID, at: r.RecordedAt, postings: postings})
 	return nil
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// Typed rows: the fold's two largest tables, ledger_postings and
-// webhook_attempts (1.4 million and 350,000 rows for a million events),
+// Typed rows: the fold's two largest tables, ledger_entries and
+// webhook_attempts (437,000 and 350,000 rows for a million events),
 // are kept as typed rows, not lists of boxed values. A boxed row cost a
 // slice and an allocation for nearly every value, and pgx one more for
 // each time value and each pointer it encoded: a third of the fold's
@@ -18,12 +18,11 @@ import (
 // hands pgx each row's values as pointers to pgx's own types, which it
 // encodes without any.
 
-// postingRow is a ledger_postings row.
-type postingRow struct {
+// entryRow is a ledger_entries row: an event's posting lines.
+type entryRow struct {
 	event, tenant uuid.UUID
-	line          int32
 	at            time.Time
-	posting       domain.Posting
+	postings      []domain.Posting
 }
 
 // attemptRow is a webhook_attempts row.
@@ -84,25 +83,30 @@ func (s *rowSource) Values() ([]any, error) {
 
 func (s *rowSource) Err() error { return nil }
 
-// postingSource hands pgx rows in foldColumns["ledger_postings"] order.
-func postingSource(rows []postingRow) *rowSource {
+// entrySource hands pgx rows in foldColumns["ledger_entries"] order. The
+// arrays (rebuild_copy_array.go) are refilled for each row, their
+// amounts' big.Ints reused.
+func entrySource(rows []entryRow) *rowSource {
 	var v struct {
-		event, tenant           pgtype.UUID
-		line                    pgtype.Int4
-		at                      pgtype.Timestamptz
-		account, currency, side pgtype.Text
-		amount                  pgtype.Numeric
+		event, tenant               pgtype.UUID
+		at                          pgtype.Timestamptz
+		accounts, currencies, sides textArray
+		amounts                     numericArray
 	}
-	return &rowSource{n: len(rows), values: []any{&v.event, &v.line, &v.tenant, &v.at, &v.account, &v.currency, &v.side, &v.amount},
+	return &rowSource{n: len(rows), values: []any{&v.event, &v.tenant, &v.at, &v.accounts, &v.currencies, &v.sides, &v.amounts},
 		set: func(i int) {
 			r := &rows[i]
 			v.event, v.tenant = pgtype.UUID{Bytes: r.event, Valid: true}, pgtype.UUID{Bytes: r.tenant, Valid: true}
-			v.line = pgtype.Int4{Int32: r.line, Valid: true}
 			v.at = pgtype.Timestamptz{Time: r.at, Valid: true}
-			v.account = pgtype.Text{String: r.posting.Account, Valid: true}
-			v.currency = pgtype.Text{String: r.posting.Currency, Valid: true}
-			v.side = pgtype.Text{String: r.posting.Side, Valid: true}
-			setNumeric(&v.amount, r.posting.Amount)
+			v.accounts, v.currencies, v.sides = v.accounts[:0], v.currencies[:0], v.sides[:0]
+			if n := len(r.postings); cap(v.amounts) < n {
+				v.amounts = append(v.amounts[:cap(v.amounts)], make([]pgtype.Numeric, n-cap(v.amounts))...)
+			}
+			v.amounts = v.amounts[:len(r.postings)]
+			for j, p := range r.postings {
+				v.accounts, v.currencies, v.sides = append(v.accounts, p.Account), append(v.currencies, p.Currency), append(v.sides, p.Side)
+				setNumeric(&v.amounts[j], p.Amount)
+			}
 		}}
 }
 

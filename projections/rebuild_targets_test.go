@@ -15,7 +15,7 @@ func TestStatementTargets(t *testing.T) {
 		{sql: `INSERT INTO payments (id) VALUES ($1)`, keep: true},
 		{sql: `  update merchants SET name = $1`, keep: false},
 		{sql: `DELETE FROM webhook_deliveries WHERE event_id = $1`, keep: true},
-		{sql: `INSERT INTO ledger_postings (a) VALUES ($1) ON CONFLICT (a) DO UPDATE SET a = $1`, keep: false},
+		{sql: `INSERT INTO ledger_entries (a) VALUES ($1) ON CONFLICT (a) DO UPDATE SET a = $1`, keep: false},
 		{sql: `INSERT INTO merchants (a) VALUES ($1) on conflict (a) do update set a = $1`, keep: false},
 		{sql: `WITH attempt AS (INSERT INTO webhook_attempts (a) VALUES ($1)), delivery AS (DELETE FROM webhook_deliveries)
 			UPDATE payments SET version = version + 1`, keep: true},

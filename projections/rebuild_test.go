@@ -524,7 +524,7 @@ func TestRebuildRepairsCorruptedRows(t *testing.T) {
 	want := f.dump(tables)
 	for _, sql := range []string{
 		`UPDATE payments SET status = 'success', state = state::jsonb || '{"amount": 1}' WHERE id = '` + w.payments[2].String() + `'`,
-		`DELETE FROM ledger_postings WHERE (event_id, line) IN (SELECT event_id, line FROM ledger_postings LIMIT 1)`,
+		`DELETE FROM ledger_entries WHERE event_id IN (SELECT event_id FROM ledger_entries LIMIT 1)`,
 		`UPDATE users SET name = 'Mallory', version = 99 WHERE role = 'Normal User'`,
 		`INSERT INTO merchants SELECT gen_random_uuid(), tenant_id, 'Ghost', country, currency, payout_method, bank_name,
 			account_number, phone_number, lnurl, 1, created_at, updated_at FROM merchants LIMIT 1`,

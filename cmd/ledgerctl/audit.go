@@ -24,7 +24,7 @@ type auditReport struct {
 	Unsequenced      int64             `json:"unsequenced"`   // events still waiting for a position
 	StreamsReplayed  int64             `json:"streamsReplayed"`
 	EventsReplayed   int64             `json:"eventsReplayed"`
-	RowsCompared     int64             `json:"rowsCompared"`    // read-model and ledger_postings rows compared field by field
+	RowsCompared     int64             `json:"rowsCompared"`    // read-model and ledger_entries rows compared field by field
 	PostingsChecked  int64             `json:"postingsChecked"` // posting lines carried by the events
 	Differences      int64             `json:"differences"`
 	ByCheck          map[string]int64  `json:"differencesByCheck"` // positions, sequencing, chain, replay, postings
@@ -36,7 +36,7 @@ type auditReport struct {
 // one snapshot of the database on two connections at once: one walks the
 // hash chains in position order per tenant (auditChainCheck), the other replays
 // every stream through the domain and compares it with the read models and
-// ledger_postings (auditReplayCheck). Both stream the events through cursors, so
+// ledger_entries (auditReplayCheck). Both stream the events through cursors, so
 // memory does not grow with the number of events.
 func auditVerify(ctx context.Context, db *database, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)

@@ -19,7 +19,7 @@ import (
 // say it should be against what is stored.
 type auditDifference struct {
 	Check    string `json:"check"`   // positions, sequencing, chain, replay, postings
-	Subject  string `json:"subject"` // "event <id> (position 17)", "payments <id>", "ledger_postings <event id>/2"
+	Subject  string `json:"subject"` // "event <id> (position 17)", "payments <id>", "ledger_entries <event id>/2"
 	Field    string `json:"field,omitempty"`
 	Expected string `json:"expected,omitempty"`
 	Actual   string `json:"actual,omitempty"`

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,9 +19,9 @@ import (
 // with the read models, which it reads beside the events in the same key
 // order (tables below): memory holds one stream and one batch per cursor.
 // It also checks every event's postings: balanced per currency
-// (domain.CheckBalanced), equal to the ledger_postings rows of the event
-// (read with it), and, per tenant, the sums of ledger_postings equal the
-// sums of the events' postings.
+// (domain.CheckBalanced), equal to the ledger_entries row of the event
+// (read with it), and, per tenant, the sums of ledger_entries' lines equal
+// the sums of the events' postings (audit_postings.go).
 type auditReplayCheck struct {
 	replay, postings auditFindings
 
@@ -38,62 +33,27 @@ type auditReplayCheck struct {
 	sums map[uuid.UUID]map[auditPostingKey]decimal.Decimal
 }
 
-type auditPostingKey struct{ account, currency, side string }
-
-// auditEvent is an event with the ledger_postings rows stored for it.
+// auditEvent is an event with the ledger_entries row stored for it.
 type auditEvent struct {
-	rec      domain.Record
-	postings []auditPostingRow
-}
-
-// auditPostingRow is a ledger_postings row.
-type auditPostingRow struct {
-	line       int
-	tenantID   uuid.UUID
-	recordedAt time.Time
-	account    string
-	currency   string
-	side       string
-	amount     decimal.Decimal
+	rec   domain.Record
+	entry auditEntry
 }
 
 // auditEventsQuery reads every event in stream order with its
-// ledger_postings rows as arrays (one index probe per event, in Postgres).
-var auditEventsQuery = `SELECT ` + auditEventColumns + `, p.lines, p.tenants, p.recorded, p.accounts, p.currencies,
-		p.sides, p.amounts
-	FROM events e LEFT JOIN LATERAL (
-		SELECT array_agg(line ORDER BY line) AS lines, array_agg(tenant_id ORDER BY line) AS tenants,
-			array_agg(recorded_at ORDER BY line) AS recorded, array_agg(account ORDER BY line) AS accounts,
-			array_agg(currency ORDER BY line) AS currencies, array_agg(side ORDER BY line) AS sides,
-			array_agg(amount::text ORDER BY line) AS amounts
-		FROM ledger_postings lp WHERE lp.event_id = e.id) p ON true
+// ledger_entries row (one index probe per event, in Postgres).
+var auditEventsQuery = `SELECT ` + auditEventColumns + `, le.event_id IS NOT NULL, le.tenant_id, le.recorded_at,
+		le.accounts, le.currencies, le.sides, le.amounts::text[]
+	FROM events e LEFT JOIN LATERAL (SELECT * FROM ledger_entries x WHERE x.event_id = e.id) le ON true
 	ORDER BY e.stream_id, e.stream_version`
 
-func scanAuditEventPostings(row pgx.CollectableRow) (auditEvent, error) {
-	var (
-		ev                                   auditEvent
-		lines                                []int
-		tenants                              []uuid.UUID
-		recorded                             []time.Time
-		accounts, currencies, sides, amounts []string
-	)
+func scanAuditEvent(row pgx.CollectableRow) (auditEvent, error) {
+	var ev auditEvent
 	dest, done := eventrow.Dest(&ev.rec)
-	err := row.Scan(append(dest, &lines, &tenants, &recorded, &accounts, &currencies, &sides, &amounts)...)
-	if err != nil {
+	if err := row.Scan(append(dest, ev.entry.dest()...)...); err != nil {
 		return ev, fmt.Errorf("scan event: %w", err)
 	}
-	if err := done(); err != nil {
-		return ev, err
-	}
-	for i := range lines {
-		amount, err := decimal.NewFromString(amounts[i])
-		if err != nil {
-			return ev, fmt.Errorf("ledger_postings %s/%d: amount: %w", ev.rec.ID, lines[i], err)
-		}
-		ev.postings = append(ev.postings, auditPostingRow{line: lines[i], tenantID: tenants[i], recordedAt: recorded[i],
-			account: accounts[i], currency: currencies[i], side: sides[i], amount: amount})
-	}
-	return ev, nil
+	err := done() // it fills ev.rec
+	return ev, err
 }
 
 // auditStream is the fold of one stream so far, with the facts of its records
@@ -145,7 +105,7 @@ func (rc *auditReplayCheck) run(ctx context.Context, events, models *pgx.Conn) e
 	}
 	var s *auditStream
 	for rows.Next() {
-		ev, err := scanAuditEventPostings(rows)
+		ev, err := scanAuditEvent(rows)
 		if err != nil {
 			return err
 		}
@@ -211,7 +171,7 @@ func (rc *auditReplayCheck) event(s *auditStream, ev auditEvent) {
 	if s.agg != nil {
 		s.agg.apply(r, e)
 	}
-	rc.checkPostings(r, domain.PostingsOf(e), ev.postings)
+	rc.checkPostings(r, domain.PostingsOf(e), ev.entry)
 }
 
 // finish compares the fold of a whole stream with the read models.
@@ -220,115 +180,4 @@ func (rc *auditReplayCheck) finish(ctx context.Context, s *auditStream) error {
 		return nil
 	}
 	return s.agg.check(ctx, rc, s)
-}
-
-// checkPostings checks one event's postings: balanced, and stored as its
-// ledger_postings rows, line i+1 holding posting i.
-func (rc *auditReplayCheck) checkPostings(r domain.Record, ps []domain.Posting, rows []auditPostingRow) {
-	event := fmt.Sprintf("event %s (%s)", r.ID, r.Type)
-	if len(ps) > 0 {
-		if err := domain.CheckBalanced(ps); err != nil {
-			rc.postings.add(auditDifference{Subject: event, Note: err.Error()})
-		}
-	}
-	sums := rc.sums[r.TenantID]
-	for _, p := range ps {
-		if sums == nil {
-			sums = map[auditPostingKey]decimal.Decimal{}
-			rc.sums[r.TenantID] = sums
-		}
-		k := auditPostingKey{p.Account, p.Currency, p.Side}
-		sums[k] = sums[k].Add(p.Amount)
-	}
-	byLine := make(map[int]auditPostingRow, len(rows))
-	for _, row := range rows {
-		byLine[row.line] = row
-	}
-	for i, p := range ps {
-		rc.postingLines++
-		subject := fmt.Sprintf("ledger_postings %s/%d", r.ID, i+1)
-		row, ok := byLine[i+1]
-		if !ok {
-			rc.postings.add(auditDifference{Subject: subject,
-				Note: fmt.Sprintf("missing: %s carries %s %s %s %s", event, p.Side, p.Account, p.Amount, p.Currency)})
-			continue
-		}
-		delete(byLine, i+1)
-		rc.rows++
-		c := auditFields{f: &rc.postings, subject: subject}
-		c.eq("tenant_id", r.TenantID, row.tenantID)
-		c.eq("recorded_at", r.RecordedAt, row.recordedAt)
-		c.eq("account", p.Account, row.account)
-		c.eq("currency", p.Currency, row.currency)
-		c.eq("side", p.Side, row.side)
-		c.eq("amount", p.Amount, row.amount)
-	}
-	for _, line := range slices.Sorted(maps.Keys(byLine)) {
-		rc.postings.add(auditDifference{Subject: fmt.Sprintf("ledger_postings %s/%d", r.ID, line),
-			Note: "extra: " + event + " carries no such line"})
-	}
-}
-
-// checkOrphanPostings reports ledger_postings rows of events that do not exist.
-func (rc *auditReplayCheck) checkOrphanPostings(ctx context.Context, conn *pgx.Conn) error {
-	rows, err := conn.Query(ctx, `SELECT p.event_id, p.line FROM ledger_postings p
-		WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = p.event_id) ORDER BY p.event_id, p.line`)
-	if err != nil {
-		return fmt.Errorf("find orphan postings: %w", err)
-	}
-	var id uuid.UUID
-	var line int
-	_, err = pgx.ForEachRow(rows, []any{&id, &line}, func() error {
-		rc.postings.add(auditDifference{Subject: fmt.Sprintf("ledger_postings %s/%d", id, line),
-			Note: "extra: no event has this id"})
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("find orphan postings: %w", err)
-	}
-	return nil
-}
-
-// checkSums compares, per tenant, account, currency and side, the sum of
-// ledger_postings with the sum of the events' postings.
-func (rc *auditReplayCheck) checkSums(ctx context.Context, conn *pgx.Conn) error {
-	rows, err := conn.Query(ctx, `SELECT tenant_id, account, currency, side, sum(amount)::text FROM ledger_postings
-		GROUP BY tenant_id, account, currency, side ORDER BY tenant_id, account, currency, side`)
-	if err != nil {
-		return fmt.Errorf("sum ledger_postings: %w", err)
-	}
-	var (
-		tenant uuid.UUID
-		k      auditPostingKey
-		sum    decimal.Decimal
-	)
-	_, err = pgx.ForEachRow(rows, []any{&tenant, &k.account, &k.currency, &k.side, &sum}, func() error {
-		want, ok := rc.sums[tenant][k]
-		if ok {
-			delete(rc.sums[tenant], k)
-		}
-		if !want.Equal(sum) {
-			rc.postings.add(auditSumDifference(tenant, k, want, sum.String()))
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("sum ledger_postings: %w", err)
-	}
-	for _, tenant := range slices.SortedFunc(maps.Keys(rc.sums), func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) }) {
-		for _, k := range slices.SortedFunc(maps.Keys(rc.sums[tenant]), compareAuditPostingKey) {
-			rc.postings.add(auditSumDifference(tenant, k, rc.sums[tenant][k], "0 (no rows)"))
-		}
-	}
-	return nil
-}
-
-func auditSumDifference(tenant uuid.UUID, k auditPostingKey, want decimal.Decimal, got string) auditDifference {
-	return auditDifference{Subject: "tenant " + tenant.String(),
-		Field:    fmt.Sprintf("sum of ledger_postings %s %s %s", k.side, k.account, k.currency),
-		Expected: want.String() + " (the events' postings)", Actual: got}
-}
-
-func compareAuditPostingKey(a, b auditPostingKey) int {
-	return cmp.Or(strings.Compare(a.account, b.account), strings.Compare(a.currency, b.currency), strings.Compare(a.side, b.side))
 }

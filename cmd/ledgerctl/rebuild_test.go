@@ -164,7 +164,7 @@ func TestAuditSnapshotHoldsTheReadModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer snap.close()
-	for _, table := range []string{"payments", "ledger_postings", "users"} {
+	for _, table := range []string{"payments", "ledger_entries", "users"} {
 		err := pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
 			_, err := tx.Exec(e.ctx, `LOCK TABLE `+table+` IN ACCESS EXCLUSIVE MODE NOWAIT`)
 			return err
