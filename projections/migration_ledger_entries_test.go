@@ -151,3 +151,57 @@ func sameBalances(a, b []domain.AccountBalance) bool {
 	}
 	return true
 }
+
+// TestLedgerEntriesMigrationWaitsForAppendsInFlight: a ledgerd of the
+// version before still appending while 0015 runs loses no posting line. Its
+// append's transaction holds the migration up until it commits, and the
+// line it wrote is copied.
+func TestLedgerEntriesMigrationWaitsForAppendsInFlight(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool, err := pgxpool.New(ctx, testenv.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := eventstore.Migrate(ctx, pool, eventstore.Migrations, migrationsBefore(t, "0015")); err != nil {
+		t.Fatal(err)
+	}
+	event := uuid.New()
+	inFlight, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inFlight.Rollback(context.Background())
+	if _, err := inFlight.Exec(ctx, `INSERT INTO ledger_postings (event_id, line, tenant_id, recorded_at, account, currency, side, amount)
+		VALUES ($1, 1, $2, now(), 'customer_funds', 'sats', 'debit', 5)`, event, uuid.New()); err != nil {
+		t.Fatal(err)
+	}
+	migrated := make(chan error, 1)
+	go func() {
+		migrated <- eventstore.Migrate(ctx, pool, eventstore.Migrations, eventstore.MigrationSet{Component: "projections", FS: Migrations})
+	}()
+	for waiting := 0; waiting == 0; {
+		select {
+		case err := <-migrated:
+			t.Fatalf("the migration ended while an append was in flight: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE relation = 'ledger_postings'::regclass AND NOT granted`).
+			Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := inFlight.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-migrated; err != nil {
+		t.Fatal(err)
+	}
+	var lines int
+	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(cardinality(accounts)), 0) FROM ledger_entries WHERE event_id = $1`, event).
+		Scan(&lines); err != nil || lines != 1 {
+		t.Errorf("lines of the append in flight after the migration: %d, %v; want 1", lines, err)
+	}
+}

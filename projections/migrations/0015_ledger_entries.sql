@@ -39,6 +39,12 @@ CREATE TABLE ledger_entries (
 );
 CREATE INDEX ledger_entries_tenant ON ledger_entries (tenant_id, recorded_at);
 
+-- An earlier ledgerd still running may be appending: the lock waits for
+-- its transactions in flight, so the copy below sees every line they
+-- wrote, and holds off the rest, which fail once the table is dropped
+-- (their appends roll back whole) instead of writing lines no copy reads.
+LOCK TABLE ledger_postings IN ACCESS EXCLUSIVE MODE;
+
 INSERT INTO ledger_entries (event_id, tenant_id, recorded_at, accounts, currencies, sides, amounts)
 SELECT event_id, tenant_id, recorded_at, array_agg(account ORDER BY line), array_agg(currency ORDER BY line),
        array_agg(side ORDER BY line), array_agg(amount ORDER BY line)
@@ -48,5 +54,5 @@ GROUP BY event_id, tenant_id, recorded_at;
 DROP TABLE ledger_postings;
 
 -- Stop every ledgerd of an earlier version first: their appends write
--- ledger_postings, which is gone, so they would fail (safely: an append
--- and its projection are one transaction) until they are replaced.
+-- ledger_postings, which is gone, so they would fail (safely, as above)
+-- until they are replaced.
