@@ -31,11 +31,22 @@ var reserved = []struct {
 	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking (RFC 2544)"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved or broadcast"},
 	{netip.MustParsePrefix("fec0::/10"), "site-local"},
+	// Local-use IPv4/IPv6 translation (RFC 8215): a network's own NAT64
+	// prefix, whose gateway may reach any IPv4 address behind it, private
+	// ones included, whatever the embedded address looks like.
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use IPv4/IPv6 translation (RFC 8215)"},
+	{netip.MustParsePrefix("100::/64"), "discard-only (RFC 6666)"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation (RFC 3849)"},
 }
 
 // nat64 is the well-known NAT64 prefix (RFC 6052): 64:ff9b::a00:1 reaches
 // 10.0.0.1 through a NAT64 gateway, so the embedded IPv4 address is judged.
 var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// sixToFour is 6to4 (RFC 3056): 2002:a00:1:: is the site of IPv4 address
+// 10.0.0.1, reached through a 6to4 relay or the host's own 6to4 interface,
+// so the embedded IPv4 address is judged.
+var sixToFour = netip.MustParsePrefix("2002::/16")
 
 // nonPublic says why a is not a public unicast address, or "" when it is.
 // IPv4-mapped IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it is, which
@@ -65,6 +76,12 @@ func nonPublic(a netip.Addr) string {
 		b := a.As16()
 		if why := nonPublic(netip.AddrFrom4([4]byte(b[12:]))); why != "" {
 			return "NAT64 of a " + why + " address"
+		}
+	}
+	if sixToFour.Contains(a) {
+		b := a.As16()
+		if why := nonPublic(netip.AddrFrom4([4]byte(b[2:6]))); why != "" {
+			return "6to4 of a " + why + " address"
 		}
 	}
 	return ""

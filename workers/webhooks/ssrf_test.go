@@ -48,6 +48,14 @@ func TestNonPublic(t *testing.T) {
 		{"64:ff9b::a00:1", false},     // NAT64 of 10.0.0.1
 		{"64:ff9b::7f00:1", false},    // NAT64 of 127.0.0.1
 		{"64:ff9b::a9fe:a9fe", false}, // NAT64 of 169.254.169.254
+		{"64:ff9b:1::808:808", false}, // local-use NAT64 (RFC 8215), even of 8.8.8.8
+		{"64:ff9b:1:ffff::a00:1", false},
+		{"100::1", false},              // discard-only
+		{"2001:db8::1", false},         // documentation
+		{"2002:808:808::1", true},      // 6to4 of 8.8.8.8
+		{"2002:a00:1::1", false},       // 6to4 of 10.0.0.1
+		{"2002:7f00:1::", false},       // 6to4 of 127.0.0.1
+		{"2002:a9fe:a9fe:1::1", false}, // 6to4 of 169.254.169.254
 	} {
 		if why := nonPublic(netip.MustParseAddr(tc.addr)); (why == "") != tc.public {
 			t.Errorf("nonPublic(%s) = %q, want public=%v", tc.addr, why, tc.public)
