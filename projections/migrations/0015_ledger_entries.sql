@@ -55,4 +55,6 @@ DROP TABLE ledger_postings;
 
 -- Stop every ledgerd of an earlier version first: their appends write
 -- ledger_postings, which is gone, so they would fail (safely, as above)
--- until they are replaced.
+-- until they are replaced. The copy takes some 7 s a million events on a
+-- small machine, during which the first ledgerd to start holds the others
+-- at the migrations' lock.
