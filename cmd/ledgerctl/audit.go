@@ -95,6 +95,9 @@ func auditVerify(ctx context.Context, db *database, args []string, stdout io.Wri
 func runAudit(ctx context.Context, db *database, chain *auditChainCheck, replay *auditReplayCheck) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if err := db.open(ctx); err != nil {
+		return err
+	}
 	snap, err := openAuditSnapshot(ctx, db.pool.Config().ConnConfig, 4)
 	if err != nil {
 		return err

@@ -56,6 +56,9 @@ func dashboardUserAdd(ctx context.Context, db *database, args []string, stdout i
 	if err != nil {
 		return errors.New("--tenant must be a tenant id (UUID)")
 	}
+	if err := db.open(ctx); err != nil {
+		return err
+	}
 	if _, err := db.reader.OwnerUserID(ctx, tenantID); err != nil {
 		return fmt.Errorf("tenant %s: %w", tenantID, err)
 	}
@@ -129,6 +132,9 @@ func dashboardAccount(ctx context.Context, db *database, email string) (domain.D
 	normalised, err := domain.NormaliseEmail(email)
 	if err != nil {
 		return domain.DashboardAccount{}, errors.New("--email must be an email address")
+	}
+	if err := db.open(ctx); err != nil {
+		return domain.DashboardAccount{}, err
 	}
 	acct, err := db.reader.DashboardAccountByEmail(ctx, normalised)
 	if err != nil {

@@ -11,11 +11,29 @@ import (
 )
 
 // database is ledgerctl's connection to the event store, migrated to the
-// current schema (so ledgerctl works before ledgerd has ever started).
+// current schema (so ledgerctl works before ledgerd has ever started). A
+// command opens it once its arguments are read: asking a command for its
+// help, or giving it bad flags, touches no database, and events tail,
+// which reads NATS only, never does.
 type database struct {
-	pool   *pgxpool.Pool
+	url    string
+	pool   *pgxpool.Pool // nil until open
 	store  *eventstore.Store
 	reader *projections.Reader
+}
+
+// open connects to url, creating and migrating the database if needed;
+// once open, it does nothing.
+func (d *database) open(ctx context.Context) error {
+	if d.pool != nil {
+		return nil
+	}
+	opened, err := openDatabase(ctx, d.url)
+	if err != nil {
+		return err
+	}
+	*d = *opened
+	return nil
 }
 
 func openDatabase(ctx context.Context, url string) (*database, error) {
@@ -39,7 +57,12 @@ func openDatabase(ctx context.Context, url string) (*database, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &database{pool: pool, store: eventstore.New(pool, projections.Projector{}, nil), reader: projections.NewReader(pool)}, nil
+	return &database{url: url, pool: pool, store: eventstore.New(pool, projections.Projector{}, nil),
+		reader: projections.NewReader(pool)}, nil
 }
 
-func (d *database) close() { d.pool.Close() }
+func (d *database) close() {
+	if d.pool != nil {
+		d.pool.Close()
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore/eventrow"
@@ -48,13 +47,13 @@ Flags:
 const exportBatchSize = 1000
 
 func eventsExport(ctx context.Context, db *database, args []string, stdout io.Writer) error {
-	x := exporter{pool: db.pool, batchSize: exportBatchSize, stderr: os.Stderr}
+	x := exporter{db: db, batchSize: exportBatchSize, stderr: os.Stderr}
 	return x.run(ctx, args, stdout)
 }
 
 // exporter writes events export's NDJSON.
 type exporter struct {
-	pool      *pgxpool.Pool
+	db        *database // opened once the flags are read
 	batchSize int       // events per query
 	stderr    io.Writer // where the last position written is reported
 	onBatch   func(n int)
@@ -86,6 +85,9 @@ func (x exporter) run(ctx context.Context, args []string, stdout io.Writer) erro
 	}
 	filter, err := parseExportFilter(*tenant, *typ)
 	if err != nil {
+		return err
+	}
+	if err := x.db.open(ctx); err != nil {
 		return err
 	}
 
@@ -157,7 +159,7 @@ func (x exporter) export(ctx context.Context, w *bufio.Writer, after, limit int6
 // batch runs one query and encodes its rows as they arrive; it returns how
 // many it encoded and the last one's position (last when none).
 func (x exporter) batch(ctx context.Context, enc *json.Encoder, query string, args []any, public bool, last int64) (int, int64, error) {
-	rows, err := x.pool.Query(ctx, query, args...)
+	rows, err := x.db.pool.Query(ctx, query, args...)
 	if err != nil {
 		return 0, last, fmt.Errorf("events export: read events after position %d: %w", last, err)
 	}

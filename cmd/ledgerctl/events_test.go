@@ -154,7 +154,7 @@ func (e *eventsEnv) export(t *testing.T, args ...string) []byte {
 // exporter returns the command's exporter with batches of batchSize, its
 // report going to stderr and the rows of each query appended to batches.
 func (e *eventsEnv) exporter(batchSize int, stderr *bytes.Buffer, batches *[]int) exporter {
-	return exporter{pool: e.db.pool, batchSize: batchSize, stderr: stderr,
+	return exporter{db: e.db, batchSize: batchSize, stderr: stderr,
 		onBatch: func(n int) { *batches = append(*batches, n) }}
 }
 

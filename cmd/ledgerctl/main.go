@@ -76,10 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if url == "" {
 		url = "postgres://postgres@127.0.0.1:5432/ledger?sslmode=disable"
 	}
-	db, err := openDatabase(ctx, url)
-	if err != nil {
-		return err
-	}
+	db := &database{url: url} // the command opens it once its arguments are read
 	defer db.close()
 	return cmd(ctx, db, args[2:], stdout)
 }

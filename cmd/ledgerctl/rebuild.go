@@ -65,6 +65,9 @@ func projectionsRebuild(ctx context.Context, db *database, args []string, stdout
 		return fmt.Errorf("unknown read model %q: one of %s", name, strings.Join(projections.GroupNames(), ", "))
 	}
 	defer projections.WithRebuildGC()()
+	if err := db.open(ctx); err != nil {
+		return err
+	}
 	stats, err := projections.RebuildWith(ctx, db.pool, name, projections.RebuildOptions{ViaProjector: *via,
 		Progress: func(p projections.Progress) {
 			fmt.Fprintf(os.Stderr, "rebuild: %-8s %10d events  %6.1fs\n", p.Phase, p.Events, p.Elapsed.Seconds())

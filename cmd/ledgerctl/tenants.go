@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -38,6 +39,9 @@ func tenantCreate(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err != nil {
 		return err
 	}
+	if err := db.open(ctx); err != nil {
+		return err
+	}
 	_, err = db.store.Append(ctx, operator,
 		eventstore.Batch{Stream: domain.StreamRef{TenantID: cmd.TenantID, Type: "tenant", ID: cmd.TenantID}, Events: tenantEvents},
 		eventstore.Batch{Stream: domain.StreamRef{TenantID: cmd.TenantID, Type: "user", ID: cmd.OwnerUserID}, Events: ownerEvents})
@@ -58,6 +62,9 @@ func apikeyCreate(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err != nil {
 		return errors.New("--tenant must be a tenant id (UUID)")
 	}
+	if err := db.open(ctx); err != nil {
+		return err
+	}
 	apiKey, secret, secretHash := eventstore.NewAPIKeyPair()
 	_, err = eventstore.Execute(ctx, db.store, tenantStream(tenantID), operator, domain.ApplyTenant,
 		func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideCreateAPIKey(t, apiKey, secretHash) })
@@ -68,8 +75,11 @@ func apikeyCreate(ctx context.Context, db *database, args []string, stdout io.Wr
 }
 
 func apikeyRevoke(ctx context.Context, db *database, args []string, stdout io.Writer) error {
-	if len(args) != 1 {
+	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
 		return errors.New("usage: ledgerctl apikey revoke APIKEY")
+	}
+	if err := db.open(ctx); err != nil {
+		return err
 	}
 	cred, err := db.reader.Credential(ctx, args[0])
 	if err != nil {
@@ -91,6 +101,9 @@ func keysRotate(ctx context.Context, db *database, args []string, stdout io.Writ
 	}
 	if fs.NArg() != 0 {
 		return fmt.Errorf("keys rotate takes no arguments, got %q", fs.Args())
+	}
+	if err := db.open(ctx); err != nil {
+		return err
 	}
 	kid, revoked, err := eventstore.RotateKey(ctx, db.pool, *revoke)
 	if err != nil {
