@@ -39,6 +39,21 @@ func migrationsBefore(t *testing.T, version string) eventstore.MigrationSet {
 	return eventstore.MigrationSet{Component: "projections", FS: files}
 }
 
+// databaseBefore is a database of the test's own, migrated up to the
+// projections' migration version, not included.
+func databaseBefore(ctx context.Context, t *testing.T, version string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(ctx, testenv.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := eventstore.Migrate(ctx, pool, eventstore.Migrations, migrationsBefore(t, version)); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
 // TestLedgerEntriesMigrationKeepsEveryLine: migration 0015 turns the
 // posting lines of a history into one row per event, each event's lines in
 // line order whatever order they were stored in, and the trial balance is
@@ -47,18 +62,11 @@ func TestLedgerEntriesMigrationKeepsEveryLine(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pool, err := pgxpool.New(ctx, testenv.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := eventstore.Migrate(ctx, pool, eventstore.Migrations, migrationsBefore(t, "0015")); err != nil {
-		t.Fatal(err)
-	}
+	pool := databaseBefore(ctx, t, "0015")
 	tenant, deposit, conversion := uuid.New(), uuid.New(), uuid.New()
 	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	// Lines stored out of order, one amount with more digits than a float holds.
-	_, err = pool.Exec(ctx, `INSERT INTO ledger_postings (event_id, line, tenant_id, recorded_at, account, currency, side, amount) VALUES
+	_, err := pool.Exec(ctx, `INSERT INTO ledger_postings (event_id, line, tenant_id, recorded_at, account, currency, side, amount) VALUES
 		($2, 2, $1, $4, 'customer_funds', 'sats', 'credit', 84167),
 		($2, 1, $1, $4, 'external:LIGHTNING', 'sats', 'debit', 84167),
 		($3, 3, $1, $5, 'payout_payable', 'ZAR', 'credit', 1500.123456789012345678),
@@ -160,14 +168,7 @@ func TestLedgerEntriesMigrationWaitsForAppendsInFlight(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pool, err := pgxpool.New(ctx, testenv.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := eventstore.Migrate(ctx, pool, eventstore.Migrations, migrationsBefore(t, "0015")); err != nil {
-		t.Fatal(err)
-	}
+	pool := databaseBefore(ctx, t, "0015")
 	event := uuid.New()
 	inFlight, err := pool.Begin(ctx)
 	if err != nil {
