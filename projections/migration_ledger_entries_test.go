@@ -148,16 +148,9 @@ func TestLedgerEntriesMigrationKeepsEveryLine(t *testing.T) {
 }
 
 func sameBalances(a, b []domain.AccountBalance) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Account != b[i].Account || a[i].Currency != b[i].Currency || !a[i].Debits.Equal(b[i].Debits) ||
-			!a[i].Credits.Equal(b[i].Credits) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(a, b, func(x, y domain.AccountBalance) bool {
+		return x.Account == y.Account && x.Currency == y.Currency && x.Debits.Equal(y.Debits) && x.Credits.Equal(y.Credits)
+	})
 }
 
 // TestLedgerEntriesMigrationWaitsForAppendsInFlight: a ledgerd of the

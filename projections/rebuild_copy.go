@@ -96,18 +96,33 @@ func (e *copyEncoder) appendRow(buf []byte, values []any) ([]byte, error) {
 	}
 	buf = binary.BigEndian.AppendUint16(buf, uint16(len(values)))
 	for i, v := range values {
-		at := len(buf)
-		buf = binary.BigEndian.AppendUint32(buf, 0xffffffff)
+		var at int
+		buf, at = beginValue(buf)
 		out, err := e.encode(i, v, buf)
 		if err != nil {
 			return nil, fmt.Errorf("rebuild: encode %s: %w", e.columns[i], err)
 		}
-		if out != nil {
-			buf = out
-			binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
-		}
+		buf = endValue(buf, at, out)
 	}
 	return buf, nil
+}
+
+// beginValue appends a value's length, -1 (NULL) until endValue sets it,
+// and returns where it is: binary COPY rows and arrays both frame each
+// value so.
+func beginValue(buf []byte) ([]byte, int) {
+	at := len(buf)
+	return binary.BigEndian.AppendUint32(buf, 0xffffffff), at
+}
+
+// endValue is buf with the value begun at at: out is buf with the value's
+// bytes appended, nil for NULL (buf as it is).
+func endValue(buf []byte, at int, out []byte) []byte {
+	if out == nil {
+		return buf
+	}
+	binary.BigEndian.PutUint32(out[at:], uint32(len(out)-at-4))
+	return out
 }
 
 // encode appends v as column i's type: nil, the buffer, for NULL.

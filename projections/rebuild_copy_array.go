@@ -98,16 +98,13 @@ func (p numericArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
 	}
 	buf = appendArrayHeader(buf, p.elem, len(a), hasNull)
 	for i := range a {
-		at := len(buf)
-		buf = binary.BigEndian.AppendUint32(buf, 0xffffffff) // NULL unless encoded
+		var at int
+		buf, at = beginValue(buf) // rebuild_copy.go
 		out, err := p.plan.Encode(&a[i], buf)
 		if err != nil {
 			return nil, fmt.Errorf("element %d: %w", i+1, err)
 		}
-		if out != nil {
-			buf = out
-			binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
-		}
+		buf = endValue(buf, at, out)
 	}
 	return buf, nil
 }

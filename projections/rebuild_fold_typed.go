@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -99,10 +100,7 @@ func entrySource(rows []entryRow) *rowSource {
 			v.event, v.tenant = pgtype.UUID{Bytes: r.event, Valid: true}, pgtype.UUID{Bytes: r.tenant, Valid: true}
 			v.at = pgtype.Timestamptz{Time: r.at, Valid: true}
 			v.accounts, v.currencies, v.sides = v.accounts[:0], v.currencies[:0], v.sides[:0]
-			if n := len(r.postings); cap(v.amounts) < n {
-				v.amounts = append(v.amounts[:cap(v.amounts)], make([]pgtype.Numeric, n-cap(v.amounts))...)
-			}
-			v.amounts = v.amounts[:len(r.postings)]
+			v.amounts = slices.Grow(v.amounts[:0], len(r.postings))[:len(r.postings)] // within capacity, the big.Ints stay
 			for j, p := range r.postings {
 				v.accounts, v.currencies, v.sides = append(v.accounts, p.Account), append(v.currencies, p.Currency), append(v.sides, p.Side)
 				setNumeric(&v.amounts[j], p.Amount)
