@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -393,88 +392,6 @@ func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
 		return nil, fmt.Errorf("rebuild: describe: %w", err)
 	}
 	return defs, nil
-}
-
-// finishShadow makes the shadow tables what the live ones are: logged,
-// keyed, indexed, with their foreign keys and statistics, and replays the
-// streams the fold handed over once the keys are there. The statements run
-// on every apply connection at once; the foreign keys come after every
-// index. A table's keys (after the fold), indexes and ANALYZE are one job,
-// on one connection, the largest tables' first: ANALYZE waits for any
-// index build on its table, and with the keys a step of their own the
-// postings' primary key (0.8 s for a million events) was built last while
-// the other connection had nothing left to do, as their ANALYZE once was
-// when the statements were dealt out one by one.
-func (r *rebuilder) finishShadow(ctx context.Context) error {
-	var logged, tables []string
-	var fks []func(context.Context, *pgx.Conn) error
-	sizes, err := r.shadowSizes(ctx)
-	if err != nil {
-		return err
-	}
-	defs := slices.Clone(r.defs)
-	slices.SortStableFunc(defs, func(a, b tableDef) int { return cmp.Compare(sizes[b.name], sizes[a.name]) })
-	for _, d := range defs {
-		t := qualified(r.shadow, d.name)
-		var job []string
-		if r.opt.ViaProjector {
-			logged = append(logged, `ALTER TABLE `+t+` SET LOGGED`)
-		} else {
-			job = r.keyStatements(d) // the projector's round has them already (createShadow)
-		}
-		for _, ix := range d.indexes {
-			job = append(job, ix[1])
-		}
-		tables = append(tables, strings.Join(append(job, `ANALYZE `+t), "; "))
-		for _, fk := range d.fks {
-			add := `ALTER TABLE ` + t + ` ADD CONSTRAINT ` + ident(fk[0]) + ` ` + fk[1] + ` NOT VALID`
-			validate := `ALTER TABLE ` + t + ` VALIDATE CONSTRAINT ` + ident(fk[0])
-			// Added NOT VALID in a transaction of its own, stepping aside
-			// from the uploads (the ADD takes a SHARE ROW EXCLUSIVE lock on
-			// documents); the rows are checked after its commit, under a
-			// ROW SHARE lock, which uploads pass.
-			fks = append(fks, func(ctx context.Context, c *pgx.Conn) error {
-				if err := execSteppingAside(ctx, c, add, 0, 50*time.Millisecond); err != nil {
-					return fmt.Errorf("rebuild: %s: %w", add, err)
-				}
-				if _, err := c.Exec(ctx, validate); err != nil {
-					return fmt.Errorf("rebuild: %s: %w", validate, err)
-				}
-				return nil
-			})
-		}
-	}
-	if err := r.onEveryConn(ctx, logged); err != nil {
-		return err
-	}
-	if err := r.onEveryConn(ctx, tables); err != nil {
-		if !r.opt.ViaProjector {
-			// A key or unique index the fold's rows break is a fold bug.
-			err = fmt.Errorf("%w (ledgerctl projections rebuild --via-projector names the event)", err)
-		}
-		return err
-	}
-	if err := r.applyHanded(ctx); err != nil {
-		return err
-	}
-	return r.onEveryConnDo(ctx, fks)
-}
-
-// shadowSizes returns the shadow tables' sizes in bytes, by name.
-func (r *rebuilder) shadowSizes(ctx context.Context) (map[string]int64, error) {
-	rows, err := r.conns[0].Query(ctx, `SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c
-		WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'r'`, r.shadow)
-	if err != nil {
-		return nil, fmt.Errorf("rebuild: shadow sizes: %w", err)
-	}
-	sizes := map[string]int64{}
-	var name string
-	var size int64
-	_, err = pgx.ForEachRow(rows, []any{&name, &size}, func() error { sizes[name] = size; return nil })
-	if err != nil {
-		return nil, fmt.Errorf("rebuild: shadow sizes: %w", err)
-	}
-	return sizes, nil
 }
 
 // onEveryConn runs the statements, each on whichever apply connection is
