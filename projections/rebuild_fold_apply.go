@@ -318,7 +318,8 @@ func (s *streamFold) mergePayment(r *domain.Record, e domain.Event) error {
 	return nil
 }
 
-// attemptKey is webhook_attempts' primary key.
+// attemptKey is webhook_attempts' primary key within one payment (migration
+// 0018).
 type attemptKey struct {
 	event   uuid.UUID
 	attempt int
