@@ -234,6 +234,21 @@ func (r *rebuilder) keyStatements(d tableDef) []string {
 	return stmts
 }
 
+// withIndexOptions puts a primary or unique key's index storage
+// parameters into the key's definition, as ADD CONSTRAINT takes them:
+// before the constraint's attributes (DEFERRABLE, INITIALLY ...), which
+// pg_get_constraintdef writes last.
+func withIndexOptions(def, options string) string {
+	if options == "" {
+		return def
+	}
+	at := len(def)
+	if i := strings.LastIndex(def, " DEFERRABLE"); i >= 0 {
+		at = i
+	}
+	return def[:at] + " WITH (" + options + ")" + def[at:]
+}
+
 // describe reads the live tables' definitions and refuses what a rebuild
 // cannot carry over.
 func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
@@ -345,24 +360,29 @@ func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
 		return nil, fmt.Errorf("rebuild: describe: %w", err)
 	}
 	// Keys and foreign keys, with pg_get_constraintdef's text; a foreign key
-	// to a table of the group is pointed at its shadow.
+	// to a table of the group is pointed at its shadow. The text leaves out
+	// a primary or unique key's index's storage parameters (an exclusion
+	// constraint's has them): they are read beside it.
 	rows, err = tx.Query(ctx, `SELECT t.relname, con.conname, con.contype::text,
 			CASE WHEN con.contype = 'f' AND ref.relnamespace = 'public'::regnamespace AND ref.relname = ANY($1)
 				THEN replace(pg_get_constraintdef(con.oid), format('REFERENCES public.%I(', ref.relname), format('REFERENCES %I.%I(', $2::text, ref.relname))
-				ELSE pg_get_constraintdef(con.oid) END
+				ELSE pg_get_constraintdef(con.oid) END,
+			coalesce((SELECT string_agg(format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ')
+				FROM unnest(ix.reloptions) o), '')
 		FROM pg_constraint con JOIN pg_class t ON t.oid = con.conrelid LEFT JOIN pg_class ref ON ref.oid = con.confrelid
+			LEFT JOIN pg_class ix ON ix.oid = con.conindid AND con.contype IN ('p', 'u')
 		WHERE t.relnamespace = 'public'::regnamespace AND t.relname = ANY($1) AND con.contype IN ('p', 'u', 'x', 'f')
 		ORDER BY t.relname, con.contype DESC, con.conname`, r.tables, r.shadow)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild: describe: %w", err)
 	}
-	var cname, ctype, def string
-	_, err = pgx.ForEachRow(rows, []any{&table, &cname, &ctype, &def}, func() error {
+	var cname, ctype, def, options string
+	_, err = pgx.ForEachRow(rows, []any{&table, &cname, &ctype, &def, &options}, func() error {
 		d := byName[table]
 		if ctype == "f" {
 			d.fks = append(d.fks, [2]string{cname, def})
 		} else {
-			d.keys = append(d.keys, [2]string{cname, def})
+			d.keys = append(d.keys, [2]string{cname, withIndexOptions(def, options)})
 		}
 		return nil
 	})
