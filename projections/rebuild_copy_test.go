@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"context"
 	"encoding/json"
 	"math/big"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ledger/ledger/eventstore/pguuid"
-	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // TestCopierStoresWhatPgxCopyFromStores COPYs the same rows through pgx's
@@ -25,13 +23,8 @@ import (
 // type cannot take is an error naming the column.
 func TestCopierStoresWhatPgxCopyFromStores(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, testenv.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	ctx, conns := testConns(t, 1)
+	conn := conns[0]
 	pguuid.Register(conn.TypeMap()) // as the rebuild's connections
 	for _, table := range []string{"by_pgx", "by_copier"} {
 		if _, err := conn.Exec(ctx, `CREATE TABLE `+table+` (id int4, u uuid, n int4, at timestamptz, s text, j json, d numeric, ta text[], na numeric[])`); err != nil {

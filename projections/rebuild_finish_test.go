@@ -1,14 +1,11 @@
 package projections
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // TestFinishStepsRunAfterWhatTheyWaitFor runs steps on two connections,
@@ -18,18 +15,7 @@ import (
 // dependents never started.
 func TestFinishStepsRunAfterWhatTheyWaitFor(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	url := testenv.NewDatabase(t)
-	var conns []*pgx.Conn
-	for range 2 {
-		c, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close(context.Background())
-		conns = append(conns, c)
-	}
+	ctx, conns := testConns(t, 2)
 	if _, err := conns[0].Exec(ctx, `CREATE TABLE log (step text PRIMARY KEY, started timestamptz, ended timestamptz)`); err != nil {
 		t.Fatal(err)
 	}

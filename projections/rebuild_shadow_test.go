@@ -1,14 +1,8 @@
 package projections
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // TestKeysKeepTheirIndexOptions adds keys as the rebuild does, from
@@ -18,13 +12,8 @@ import (
 // exclusion constraint's text has its parameters already).
 func TestKeysKeepTheirIndexOptions(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, testenv.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	ctx, conns := testConns(t, 1)
+	conn := conns[0]
 	keys := []struct{ name, def, options string }{
 		{"k_pkey", "PRIMARY KEY (a)", "fillfactor = '80'"},
 		{"k_unique", "UNIQUE (b) INCLUDE (c) DEFERRABLE INITIALLY DEFERRED", "fillfactor = '70', deduplicate_items = 'off'"},
