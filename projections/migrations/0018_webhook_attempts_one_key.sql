@@ -12,7 +12,9 @@
 -- order). An earlier ledgerd still running writes its attempts as before:
 -- its INSERT names no conflict target. (Deduplication, off on the index
 -- this drops (0017), is never tried on a unique index's build, nor on its
--- inserts unless a leaf holds versions of one key.)
+-- inserts unless a leaf holds versions of one key.) The new key is built
+-- under the table's lock, some 0.3 s per 350,000 attempts on a small
+-- machine, while other ledgerds' webhook attempts wait for it.
 ALTER TABLE webhook_attempts DROP CONSTRAINT webhook_attempts_pkey;
 DROP INDEX webhook_attempts_payment;
 ALTER TABLE webhook_attempts ADD CONSTRAINT webhook_attempts_pkey PRIMARY KEY (payment_id, event_id, attempt);
