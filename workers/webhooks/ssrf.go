@@ -39,14 +39,20 @@ var reserved = []struct {
 	{netip.MustParsePrefix("2001:db8::/32"), "documentation (RFC 3849)"},
 }
 
-// nat64 is the well-known NAT64 prefix (RFC 6052): 64:ff9b::a00:1 reaches
-// 10.0.0.1 through a NAT64 gateway, so the embedded IPv4 address is judged.
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
-
-// sixToFour is 6to4 (RFC 3056): 2002:a00:1:: is the site of IPv4 address
-// 10.0.0.1, reached through a 6to4 relay or the host's own 6to4 interface,
-// so the embedded IPv4 address is judged.
-var sixToFour = netip.MustParsePrefix("2002::/16")
+// embedding lists the IPv6 prefixes that carry an IPv4 address the
+// traffic reaches, at byte at of the address; the embedded address is
+// judged. NAT64's well-known prefix (RFC 6052): 64:ff9b::a00:1 reaches
+// 10.0.0.1 through a NAT64 gateway. 6to4 (RFC 3056): 2002:a00:1:: is the
+// site of 10.0.0.1, reached through a 6to4 relay or the host's own 6to4
+// interface.
+var embedding = []struct {
+	prefix netip.Prefix
+	at     int
+	what   string
+}{
+	{netip.MustParsePrefix("64:ff9b::/96"), 12, "NAT64"},
+	{netip.MustParsePrefix("2002::/16"), 2, "6to4"},
+}
 
 // nonPublic says why a is not a public unicast address, or "" when it is.
 // IPv4-mapped IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it is, which
@@ -72,16 +78,12 @@ func nonPublic(a netip.Addr) string {
 			return r.what
 		}
 	}
-	if nat64.Contains(a) {
-		b := a.As16()
-		if why := nonPublic(netip.AddrFrom4([4]byte(b[12:]))); why != "" {
-			return "NAT64 of a " + why + " address"
-		}
-	}
-	if sixToFour.Contains(a) {
-		b := a.As16()
-		if why := nonPublic(netip.AddrFrom4([4]byte(b[2:6]))); why != "" {
-			return "6to4 of a " + why + " address"
+	for _, e := range embedding {
+		if e.prefix.Contains(a) {
+			b := a.As16()
+			if why := nonPublic(netip.AddrFrom4([4]byte(b[e.at : e.at+4]))); why != "" {
+				return e.what + " of a " + why + " address"
+			}
 		}
 	}
 	return ""
