@@ -182,10 +182,10 @@ type copyJob struct {
 // at 2000 rows a statement, making and dropping slots was 7% of Postgres's
 // time in a 1M-event rebuild, nearly all for the narrow rows of the
 // postings (then a row a line) and webhook_attempts (a buffer of a
-// payment's 2 kB state holds some 30), and 1.6% at 16000. Narrow rows go in long statements;
-// rows holding a JSON document keep short ones: a chunk of 16000 payments
-// (some 35 MB) made the Go collector run three times as often under the
-// rebuild's memory limit.
+// payment's 2 kB state holds some 30), and 1.6% at 16000. Narrow rows go
+// in long statements; rows holding a JSON document keep short ones: a
+// chunk of 16000 payments (some 35 MB) made the Go collector run three
+// times as often under the rebuild's memory limit.
 const (
 	copyChunk       = 2000
 	copyChunkNarrow = 16000
