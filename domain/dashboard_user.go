@@ -190,3 +190,21 @@ func DecideDashboardSignOut(u DashboardUser, sessionHash string) ([]Event, error
 	}
 	return []Event{DashboardSignedOut{SessionHash: sessionHash}}, nil
 }
+
+// SignInLockout is the dashboard sign-in's lock-out rule: an attempt at an
+// address is refused once PerClient attempts at it from the same client, or
+// PerAddress from any client, failed after Since. Counting per client keeps
+// one source's guesses from locking the address's owner out everywhere;
+// the per-address ceiling bounds guesses spread over many sources, and only
+// such a spread can lock the owner out.
+type SignInLockout struct {
+	Since      time.Time
+	PerClient  int
+	PerAddress int
+}
+
+// Admits reports whether an attempt is let through, given the failures
+// after Since from the attempt's client and from any client.
+func (l SignInLockout) Admits(failedFromClient, failedFromAnywhere int) bool {
+	return failedFromClient < l.PerClient && failedFromAnywhere < l.PerAddress
+}

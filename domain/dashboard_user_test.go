@@ -138,3 +138,22 @@ func TestDecideDisableDashboardUser(t *testing.T) {
 		t.Errorf("disabling a user with a new link: got %v, %v, want one disabled event", events, err)
 	}
 }
+
+func TestSignInLockoutAdmits(t *testing.T) {
+	t.Parallel()
+	l := SignInLockout{PerClient: 5, PerAddress: 20}
+	for _, c := range []struct {
+		fromClient, fromAnywhere int
+		want                     bool
+	}{
+		{0, 0, true},
+		{4, 19, true},
+		{5, 5, false},  // this client's limit
+		{0, 20, false}, // the address's ceiling, whoever asks
+		{4, 20, false},
+	} {
+		if got := l.Admits(c.fromClient, c.fromAnywhere); got != c.want {
+			t.Errorf("Admits(%d, %d) = %v, want %v", c.fromClient, c.fromAnywhere, got, c.want)
+		}
+	}
+}

@@ -1,25 +1,39 @@
 package eventstore
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ledger/ledger/domain"
 )
 
 // TestSignInAttemptsInParallelRespectTheLimit: 40 attempts at one address
-// at once, against a limit of 5: exactly 5 are admitted (each recorded as
-// failed until cleared), and after a success clears them a new one is.
+// from one client at once, against a limit of 5 a client: exactly 5 are
+// admitted (each recorded as failed until cleared). Other clients are
+// admitted until the address's 20 in all; then no client is, while another
+// address still is; after a success clears them a new attempt is.
 func TestSignInAttemptsInParallelRespectTheLimit(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
 	th := NewSignInThrottle(mustMigrated(t, 16))
 	now := time.Now()
+	lockout := domain.SignInLockout{Since: now.Add(-15 * time.Minute), PerClient: 5, PerAddress: 20}
+	reserve := func(email, client string) bool {
+		t.Helper()
+		ok, err := th.ReserveSignInAttempt(ctx, email, client, now, lockout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
 	var admitted atomic.Int32
 	var wg sync.WaitGroup
 	for range 40 {
 		wg.Go(func() {
-			ok, err := th.ReserveSignInAttempt(ctx, "ops@acme.test", now.Add(-15*time.Minute), now, 5)
+			ok, err := th.ReserveSignInAttempt(ctx, "ops@acme.test", "192.0.2.1", now, lockout)
 			if err != nil {
 				t.Error(err)
 			}
@@ -32,13 +46,21 @@ func TestSignInAttemptsInParallelRespectTheLimit(t *testing.T) {
 	if got := admitted.Load(); got != 5 {
 		t.Fatalf("admitted %d of 40 parallel attempts, want 5", got)
 	}
-	if ok, err := th.ReserveSignInAttempt(ctx, "other@acme.test", now.Add(-15*time.Minute), now, 5); err != nil || !ok {
-		t.Fatalf("another address: got %v, %v, want admitted", ok, err)
+	for i := range 15 {
+		if client := fmt.Sprintf("198.51.100.%d", i/3); !reserve("ops@acme.test", client) {
+			t.Fatalf("attempt %d of the address in all, from %s: refused, want admitted", 6+i, client)
+		}
+	}
+	if reserve("ops@acme.test", "203.0.113.9") {
+		t.Fatal("a new client after the address's 20 failures: admitted, want refused")
+	}
+	if !reserve("other@acme.test", "192.0.2.1") {
+		t.Fatal("another address from the locked-out client: refused, want admitted")
 	}
 	if err := th.ClearSignInFailures(ctx, "ops@acme.test"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := th.ReserveSignInAttempt(ctx, "ops@acme.test", now.Add(-15*time.Minute), now, 5); err != nil || !ok {
-		t.Fatalf("after a success cleared them: got %v, %v, want admitted", ok, err)
+	if !reserve("ops@acme.test", "192.0.2.1") {
+		t.Fatal("after a success cleared them: refused, want admitted")
 	}
 }

@@ -33,9 +33,10 @@ type Accounts interface {
 	DashboardAccountByEmail(ctx context.Context, email string) (domain.DashboardAccount, error)
 	DashboardAccountBySetupToken(ctx context.Context, tokenHash string) (domain.DashboardAccount, error)
 	DashboardSession(ctx context.Context, sessionHash string, now time.Time) (domain.DashboardSession, error)
-	// ReserveSignInAttempt admits an attempt unless limit failed since
-	// since, recording it as failed until ClearSignInFailures.
-	ReserveSignInAttempt(ctx context.Context, email string, since, at time.Time, limit int) (bool, error)
+	// ReserveSignInAttempt admits an attempt at email from client unless
+	// the lock-out refuses it, recording it as failed until
+	// ClearSignInFailures.
+	ReserveSignInAttempt(ctx context.Context, email, client string, at time.Time, lockout domain.SignInLockout) (bool, error)
 	ClearSignInFailures(ctx context.Context, email string) error
 	ExecuteDashboardUser(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 		decide func(domain.DashboardUser) ([]domain.Event, error)) (domain.DashboardUser, error)

@@ -24,7 +24,7 @@ type fakeAccounts struct {
 	users    map[uuid.UUID]domain.DashboardUser
 	tenants  map[uuid.UUID]uuid.UUID // user -> tenant
 	sessions map[string]domain.DashboardSession
-	failures map[string][]time.Time
+	failures map[string][]signInFailure // by address
 	events   []recorded
 }
 
@@ -37,7 +37,7 @@ type recorded struct {
 
 func newFakeAccounts() *fakeAccounts {
 	return &fakeAccounts{users: map[uuid.UUID]domain.DashboardUser{}, tenants: map[uuid.UUID]uuid.UUID{},
-		sessions: map[string]domain.DashboardSession{}, failures: map[string][]time.Time{}}
+		sessions: map[string]domain.DashboardSession{}, failures: map[string][]signInFailure{}}
 }
 
 // add creates a dashboard user of tenant with a password (none when empty)
@@ -84,19 +84,28 @@ func (f *fakeAccounts) DashboardSession(_ context.Context, hash string, now time
 	return s, nil
 }
 
-func (f *fakeAccounts) ReserveSignInAttempt(_ context.Context, email string, since, at time.Time, limit int) (bool, error) {
+// signInFailure is a failed sign-in the fake keeps: where from, when.
+type signInFailure struct {
+	client string
+	at     time.Time
+}
+
+func (f *fakeAccounts) ReserveSignInAttempt(_ context.Context, email, client string, at time.Time, lockout domain.SignInLockout) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n := 0
-	for _, t := range f.failures[email] {
-		if t.After(since) {
-			n++
+	fromClient, fromAnywhere := 0, 0
+	for _, failed := range f.failures[email] {
+		if failed.at.After(lockout.Since) {
+			fromAnywhere++
+			if failed.client == client {
+				fromClient++
+			}
 		}
 	}
-	if n >= limit {
+	if !lockout.Admits(fromClient, fromAnywhere) {
 		return false, nil
 	}
-	f.failures[email] = append(f.failures[email], at)
+	f.failures[email] = append(f.failures[email], signInFailure{client, at})
 	return true, nil
 }
 
@@ -319,6 +328,7 @@ type harness struct {
 	tenant   uuid.UUID
 	now      time.Time
 	cookies  map[string]*http.Cookie
+	from     string // the requests' RemoteAddr; httptest's when empty
 }
 
 const (
@@ -344,6 +354,9 @@ func (h *harness) do(req *http.Request) *httptest.ResponseRecorder {
 	h.t.Helper()
 	for _, c := range h.cookies {
 		req.AddCookie(c)
+	}
+	if h.from != "" {
+		req.RemoteAddr = h.from
 	}
 	rec := httptest.NewRecorder()
 	h.d.ServeHTTP(rec, req)

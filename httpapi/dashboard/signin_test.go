@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -64,11 +66,13 @@ func TestSignInRefusesWrongCredentialsAlike(t *testing.T) {
 	}
 }
 
-// TestSignInLocksOut: after five failures in 15 minutes even the right
-// password is refused, until the window has passed.
+// TestSignInLocksOut: after five failures in 15 minutes from one client
+// even the right password is refused from it, until the window has passed;
+// another client signs in meanwhile, and its success clears the failures.
 func TestSignInLocksOut(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, fakeCredentials{})
+	h.from = "192.0.2.1:40000"
 	for range lockoutFailures {
 		h.post("/dashboard/sign-in", url.Values{"email": {testEmail}, "password": {"wrong password!"}}, true)
 	}
@@ -80,6 +84,57 @@ func TestSignInLocksOut(t *testing.T) {
 	h.signIn()
 	if n := len(h.accounts.failures[testEmail]); n != 0 {
 		t.Errorf("failures after a sign-in: got %d, want them cleared", n)
+	}
+
+	other := newHarness(t, fakeCredentials{})
+	other.from = "192.0.2.1:40000"
+	for range lockoutFailures {
+		other.post("/dashboard/sign-in", url.Values{"email": {testEmail}, "password": {"wrong password!"}}, true)
+	}
+	other.from = "198.51.100.7:50000"
+	other.signIn()
+	if n := len(other.accounts.failures[testEmail]); n != 0 {
+		t.Errorf("failures after another client's sign-in: got %d, want them cleared", n)
+	}
+}
+
+// TestSignInLocksOutEveryClientPastTheAddressCeiling: failures spread over
+// clients (one IPv6 /64 being one client) lock the address out for every
+// client once they reach lockoutAddressFailures.
+func TestSignInLocksOutEveryClientPastTheAddressCeiling(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fakeCredentials{})
+	for i := range lockoutAddressFailures {
+		h.from = fmt.Sprintf("192.0.2.%d:40000", i/lockoutFailures)
+		rec := h.post("/dashboard/sign-in", url.Values{"email": {testEmail}, "password": {"wrong password!"}}, true)
+		if rec.Code != http.StatusUnauthorized {
+			t.Fatalf("failure %d from %s: got %d, want 401", i+1, h.from, rec.Code)
+		}
+	}
+	h.from = "[2001:db8::1]:40000"
+	rec := h.post("/dashboard/sign-in", url.Values{"email": {testEmail}, "password": {testPassword}}, true)
+	if rec.Code != http.StatusTooManyRequests || h.cookies[sessionCookie] != nil {
+		t.Fatalf("right password from a new client past the ceiling: got %d, want 429 and no session", rec.Code)
+	}
+}
+
+// TestSignInClient: a client is its peer's address, IPv4 however written,
+// IPv6 by its /64.
+func TestSignInClient(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ remote, want string }{
+		{"192.0.2.1:40000", "192.0.2.1"},
+		{"[::ffff:192.0.2.1]:40000", "192.0.2.1"},
+		{"[2001:db8:1:2:aaaa::1]:40000", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:bbbb::7%eth0]:40000", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:3::1]:40000", "2001:db8:1:3::/64"},
+		{"@", "@"}, // not an address (a Unix socket's peer): itself
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/dashboard/sign-in", nil)
+		r.RemoteAddr = c.remote
+		if got := signInClient(r); got != c.want {
+			t.Errorf("signInClient(%q) = %q, want %q", c.remote, got, c.want)
+		}
 	}
 }
 
