@@ -41,8 +41,12 @@ func (w *Workers) runStalled(ctx context.Context) error {
 
 // moveStalled runs the next step of the next batch of payments stalled
 // since before now - StalledAfter: transferring ones, and deposited ones
-// that await their payout (domain.Payment.AwaitsPayout; the index
-// payments_in_flight has the same predicate).
+// that await their payout (domain.Payment.AwaitsPayout). The index
+// payments_in_flight has the same predicate and finds them; it is keyed by
+// id, not updated_at, which no index of the payments holds so that a
+// webhook attempt's update can be HOT (projections migration 0019): the
+// in-flight payments are few, and sorting them costs less than every
+// webhook attempt writing seven index entries.
 func (w *Workers) moveStalled(ctx context.Context) error {
 	cur := &w.stalled
 	rows, err := w.pool.Query(ctx, `SELECT id, tenant_id, status, updated_at FROM payments
