@@ -14,9 +14,9 @@ import (
 const stalledBatch = 200
 
 // stalledCursor is where the sweep goes on from: it pages through the
-// stalled payments in (updated_at, id) order, back to the start after the
-// last page. A step that fails appends nothing and leaves its payment's
-// updated_at as it was, so reading the oldest batch every time let a
+// stalled payments in the order of when they last moved (then id), back to
+// the start after the last page. A step that fails appends nothing and
+// leaves that time as it was, so reading the oldest batch every time let a
 // batch of payments that keep failing (a payout rail with no production
 // adapter, say) hide every payment behind them for good.
 type stalledCursor struct {
@@ -47,25 +47,33 @@ func (w *Workers) runStalled(ctx context.Context) error {
 // webhook attempt's update can be HOT (projections migration 0019): the
 // in-flight payments are few, and sorting them costs less than every
 // webhook attempt writing seven index entries.
+//
+// A payment has not moved since its state's updatedAt: the time of its
+// latest lifecycle or document event. The row's updated_at is that of its
+// latest event of any kind, webhook attempts included, so a payment whose
+// receiver kept failing looked as if it had moved at each retry and was
+// swept up to StalledAfter late. (The row's is the fallback for a state
+// without the member, which no payment has.)
 func (w *Workers) moveStalled(ctx context.Context) error {
 	cur := &w.stalled
-	rows, err := w.pool.Query(ctx, `SELECT id, tenant_id, status, updated_at FROM payments
-		WHERE (status = 'transferring'
-			OR (status = 'deposited' AND NOT (coalesce((state->>'heldForDocuments')::boolean, false)
-			                                 AND coalesce((state->>'documents')::int, 0) = 0)))
-			AND updated_at < $1 AND (updated_at, id) > ($3, $4)
-		ORDER BY updated_at, id LIMIT $2`, w.now().Add(-w.cfg.StalledAfter), cur.batch, cur.at, cur.id)
+	rows, err := w.pool.Query(ctx, `SELECT id, tenant_id, status, moved FROM (
+			SELECT id, tenant_id, status, coalesce((state->>'updatedAt')::timestamptz, updated_at) AS moved FROM payments
+			WHERE status = 'transferring'
+				OR (status = 'deposited' AND NOT (coalesce((state->>'heldForDocuments')::boolean, false)
+				                                 AND coalesce((state->>'documents')::int, 0) = 0))) AS in_flight
+		WHERE moved < $1 AND (moved, id) > ($3, $4)
+		ORDER BY moved, id LIMIT $2`, w.now().Add(-w.cfg.StalledAfter), cur.batch, cur.at, cur.id)
 	if err != nil {
 		return err
 	}
 	type stalled struct {
 		payment, tenant uuid.UUID
 		status          string
-		updated         time.Time
+		moved           time.Time
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stalled, error) {
 		var s stalled
-		err := r.Scan(&s.payment, &s.tenant, &s.status, &s.updated)
+		err := r.Scan(&s.payment, &s.tenant, &s.status, &s.moved)
 		return s, err
 	})
 	if err != nil {
@@ -74,7 +82,7 @@ func (w *Workers) moveStalled(ctx context.Context) error {
 	if len(list) < cur.batch {
 		cur.at, cur.id = time.Time{}, uuid.Nil // the last page: start again next time
 	} else {
-		cur.at, cur.id = list[len(list)-1].updated, list[len(list)-1].payment
+		cur.at, cur.id = list[len(list)-1].moved, list[len(list)-1].payment
 	}
 	for _, s := range list {
 		step := w.beginPayout

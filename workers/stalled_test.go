@@ -110,6 +110,40 @@ func TestStalledSweepPagesPastFailingPayments(t *testing.T) {
 	}
 }
 
+// TestStalledSweepGoesByTheLastLifecycleEvent: webhook attempts appended
+// after a payment last moved (its receiver failing, say) do not make it
+// look as if it had moved: the sweep takes it on StalledAfter after its
+// deposit, however recent its last attempt.
+func TestStalledSweepGoesByTheLastLifecycleEvent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	id := e.deposited(t)
+	time.Sleep(50 * time.Millisecond)
+	stalledSince := time.Now()
+	time.Sleep(50 * time.Millisecond)
+	code := 500
+	retry := time.Now().Add(time.Minute)
+	for attempt := 1; attempt <= 2; attempt++ {
+		err := e.payments.AppendToPayment(ctx, paymentRef(e.tenant, id), domain.Metadata{},
+			domain.PaymentWebhookAttempted{EventID: uuid.New(), Type: "payment.deposited", Attempt: attempt,
+				StatusCode: &code, NextAttemptAt: &retry, At: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := e.workers(payout.NewSandbox(e.pool, 0))
+	w.now = func() time.Time { return stalledSince }
+	w.cfg.StalledAfter = 0 // stalled: no lifecycle event since stalledSince
+	if err := w.moveStalled(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(t, id, domain.StatusSuccess) // converted and paid out by the sweep's step
+	if payouts, _ := e.payoutBooks(t, id); payouts != 1 {
+		t.Fatalf("sandbox rail: %d payouts, want 1", payouts)
+	}
+}
+
 // refusingRail fails every payout of one payment, as a rail that is down
 // for it; the others go to rail.
 type refusingRail struct {

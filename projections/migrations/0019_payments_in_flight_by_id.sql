@@ -6,7 +6,7 @@
 -- payment's version and updated_at (projectWebhookAttempt), four of every
 -- settled payment's seven updates. The sweep (workers/stalled.go) reads the
 -- in-flight payments through the index's predicate, a few hundred rows even
--- when a rail is down for minutes, and sorts them by (updated_at, id).
+-- when a rail is down for minutes, and sorts them by when they last moved.
 -- The new index is built in one scan of the payments under the table's
 -- lock (80 ms for 161,503 payments, 315 MB, on a small machine), while
 -- other ledgerds' payment writes wait for it; their sweeps read the new
