@@ -52,9 +52,12 @@ func (s *SignInThrottle) ReserveSignInAttempt(ctx context.Context, email, client
 	return admitted, nil
 }
 
-// ClearSignInFailures forgets email's failed sign-ins (after a success).
-func (s *SignInThrottle) ClearSignInFailures(ctx context.Context, email string) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM dashboard_sign_in_failures WHERE email = $1`, email); err != nil {
+// ClearSignInFailures forgets email's failed sign-ins from client (after
+// its success there). Those from other clients stay until the window has
+// passed them: the address's owner signing in must not hand a guesser
+// spread over many clients a fresh ceiling.
+func (s *SignInThrottle) ClearSignInFailures(ctx context.Context, email, client string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM dashboard_sign_in_failures WHERE email = $1 AND client = $2`, email, client); err != nil {
 		return fmt.Errorf("clear sign-in failures: %w", err)
 	}
 	return nil

@@ -14,7 +14,7 @@ import (
 // from one client at once, against a limit of 5 a client: exactly 5 are
 // admitted (each recorded as failed until cleared). Other clients are
 // admitted until the address's 20 in all; then no client is, while another
-// address still is; after a success clears them a new attempt is.
+// address still is; a success clears the failures of its own client only.
 func TestSignInAttemptsInParallelRespectTheLimit(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
@@ -57,10 +57,18 @@ func TestSignInAttemptsInParallelRespectTheLimit(t *testing.T) {
 	if !reserve("other@acme.test", "192.0.2.1") {
 		t.Fatal("another address from the locked-out client: refused, want admitted")
 	}
-	if err := th.ClearSignInFailures(ctx, "ops@acme.test"); err != nil {
+	if err := th.ClearSignInFailures(ctx, "ops@acme.test", "192.0.2.1"); err != nil {
 		t.Fatal(err)
 	}
 	if !reserve("ops@acme.test", "192.0.2.1") {
-		t.Fatal("after a success cleared them: refused, want admitted")
+		t.Fatal("the client whose failures a success cleared: refused, want admitted")
+	}
+	for range 2 { // 198.51.100.0 failed three times: two more pass, not five
+		if !reserve("ops@acme.test", "198.51.100.0") {
+			t.Fatal("another client's fourth or fifth attempt: refused, want admitted")
+		}
+	}
+	if reserve("ops@acme.test", "198.51.100.0") {
+		t.Fatal("another client's sixth attempt after a success elsewhere: admitted, want refused (its failures kept)")
 	}
 }

@@ -35,9 +35,9 @@ type Accounts interface {
 	DashboardSession(ctx context.Context, sessionHash string, now time.Time) (domain.DashboardSession, error)
 	// ReserveSignInAttempt admits an attempt at email from client unless
 	// the lock-out refuses it, recording it as failed until
-	// ClearSignInFailures.
+	// ClearSignInFailures clears the client's failures at email.
 	ReserveSignInAttempt(ctx context.Context, email, client string, at time.Time, lockout domain.SignInLockout) (bool, error)
-	ClearSignInFailures(ctx context.Context, email string) error
+	ClearSignInFailures(ctx context.Context, email, client string) error
 	ExecuteDashboardUser(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 		decide func(domain.DashboardUser) ([]domain.Event, error)) (domain.DashboardUser, error)
 }

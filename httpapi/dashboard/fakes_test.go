@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,10 +110,10 @@ func (f *fakeAccounts) ReserveSignInAttempt(_ context.Context, email, client str
 	return true, nil
 }
 
-func (f *fakeAccounts) ClearSignInFailures(_ context.Context, email string) error {
+func (f *fakeAccounts) ClearSignInFailures(_ context.Context, email, client string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.failures, email)
+	f.failures[email] = slices.DeleteFunc(f.failures[email], func(failed signInFailure) bool { return failed.client == client })
 	return nil
 }
 

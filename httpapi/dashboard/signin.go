@@ -56,7 +56,8 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The attempt counts as failed until the password proves right.
 	lockout := domain.SignInLockout{Since: now.Add(-lockoutWindow), PerClient: lockoutFailures, PerAddress: lockoutAddressFailures}
-	admitted, err := d.Accounts.ReserveSignInAttempt(ctx, email, signInClient(r), now, lockout)
+	client := signInClient(r)
+	admitted, err := d.Accounts.ReserveSignInAttempt(ctx, email, client, now, lockout)
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := d.Accounts.ClearSignInFailures(ctx, email); err != nil {
+	if err := d.Accounts.ClearSignInFailures(ctx, email, client); err != nil {
 		d.Log.Warn("clear sign-in failures", "err", err)
 	}
 	d.setCookie(w, sessionCookie, session, "/dashboard", d.cfg.SessionTTL)

@@ -67,8 +67,10 @@ func TestSignInRefusesWrongCredentialsAlike(t *testing.T) {
 }
 
 // TestSignInLocksOut: after five failures in 15 minutes from one client
-// even the right password is refused from it, until the window has passed;
-// another client signs in meanwhile, and its success clears the failures.
+// even the right password is refused from it, until the window has passed,
+// and a success clears them. Another client signs in meanwhile; its success
+// clears its own attempt, not the first client's failures, which still
+// lock that client out.
 func TestSignInLocksOut(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, fakeCredentials{})
@@ -93,8 +95,13 @@ func TestSignInLocksOut(t *testing.T) {
 	}
 	other.from = "198.51.100.7:50000"
 	other.signIn()
-	if n := len(other.accounts.failures[testEmail]); n != 0 {
-		t.Errorf("failures after another client's sign-in: got %d, want them cleared", n)
+	if n := len(other.accounts.failures[testEmail]); n != lockoutFailures {
+		t.Errorf("failures after another client's sign-in: got %d, want the first client's %d", n, lockoutFailures)
+	}
+	other.from = "192.0.2.1:40000"
+	delete(other.cookies, sessionCookie)
+	if rec := other.post("/dashboard/sign-in", url.Values{"email": {testEmail}, "password": {testPassword}}, true); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("the first client after another's sign-in: got %d, want 429", rec.Code)
 	}
 }
 
