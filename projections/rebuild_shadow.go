@@ -234,6 +234,17 @@ func (r *rebuilder) keyStatements(d tableDef) []string {
 	return stmts
 }
 
+// optionSQL is the SQL expression of a storage parameter o, an element
+// of a pg_class.reloptions ("name=value"), as WITH takes it:
+// prefix + name = 'value'.
+func optionSQL(prefix string) string {
+	return `format('` + prefix + `%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1))`
+}
+
+// keyIndexOptionsSQL is the SQL expression of index ix's storage parameters
+// (ix a pg_class row, NULL for none) as WITH takes them, "" for none.
+var keyIndexOptionsSQL = `coalesce((SELECT string_agg(` + optionSQL("") + `, ', ') FROM unnest(ix.reloptions) o), '')`
+
 // withIndexOptions puts a primary or unique key's index storage
 // parameters into the key's definition, as ADD CONSTRAINT takes them:
 // before the constraint's attributes (DEFERRABLE, INITIALLY ...), which
@@ -322,11 +333,11 @@ func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
 	// settings), each as name = 'value', and those of the table's TOAST
 	// table as toast.name = 'value'.
 	rows, err = tx.Query(ctx, `SELECT relname, array_agg(option) FROM (
-			SELECT c.relname, format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)) AS option
+			SELECT c.relname, `+optionSQL("")+` AS option
 			FROM pg_class c, unnest(c.reloptions) AS o
 			WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)
 			UNION ALL
-			SELECT c.relname, format('toast.%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1))
+			SELECT c.relname, `+optionSQL("toast.")+`
 			FROM pg_class c JOIN pg_class toast ON toast.oid = c.reltoastrelid, unnest(toast.reloptions) AS o
 			WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)) AS options
 		GROUP BY relname`, r.tables)
@@ -367,8 +378,7 @@ func (r *rebuilder) describe(ctx context.Context) ([]tableDef, error) {
 			CASE WHEN con.contype = 'f' AND ref.relnamespace = 'public'::regnamespace AND ref.relname = ANY($1)
 				THEN replace(pg_get_constraintdef(con.oid), format('REFERENCES public.%I(', ref.relname), format('REFERENCES %I.%I(', $2::text, ref.relname))
 				ELSE pg_get_constraintdef(con.oid) END,
-			coalesce((SELECT string_agg(format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ')
-				FROM unnest(ix.reloptions) o), '')
+			`+keyIndexOptionsSQL+`
 		FROM pg_constraint con JOIN pg_class t ON t.oid = con.conrelid LEFT JOIN pg_class ref ON ref.oid = con.confrelid
 			LEFT JOIN pg_class ix ON ix.oid = con.conindid AND con.contype IN ('p', 'u')
 		WHERE t.relnamespace = 'public'::regnamespace AND t.relname = ANY($1) AND con.contype IN ('p', 'u', 'x', 'f')

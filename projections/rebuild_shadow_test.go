@@ -7,9 +7,10 @@ import (
 
 // TestKeysKeepTheirIndexOptions adds keys as the rebuild does, from
 // pg_get_constraintdef's text and their index's storage parameters
-// (withIndexOptions), and finds Postgres takes each with its parameters:
-// a primary key and a deferrable unique key with INCLUDE columns (an
-// exclusion constraint's text has its parameters already).
+// (keyIndexOptionsSQL, withIndexOptions), and finds Postgres takes each
+// with its parameters: a primary key and a deferrable unique key with
+// INCLUDE columns (an exclusion constraint's text has its parameters
+// already).
 func TestKeysKeepTheirIndexOptions(t *testing.T) {
 	t.Parallel()
 	ctx, conns := testConns(t, 1)
@@ -39,9 +40,7 @@ func TestKeysKeepTheirIndexOptions(t *testing.T) {
 			t.Fatalf("live %s: %v", live, err)
 		}
 		var def, options string
-		err := conn.QueryRow(ctx, `SELECT pg_get_constraintdef(con.oid),
-				coalesce((SELECT string_agg(format('%I = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ')
-					FROM unnest(ix.reloptions) o), '')
+		err := conn.QueryRow(ctx, `SELECT pg_get_constraintdef(con.oid), `+keyIndexOptionsSQL+`
 			FROM pg_constraint con LEFT JOIN pg_class ix ON ix.oid = con.conindid AND con.contype IN ('p', 'u')
 			WHERE con.conname = $1`, k.name).Scan(&def, &options)
 		if err != nil {
