@@ -178,6 +178,17 @@ func (e env) workers(rail payout.Rail) *Workers {
 		e.pool, e.js, e.payments, fixedPrices{}, rail, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 }
 
+// payment reads the payment as it is now: after a step that ran to its end
+// in the test's goroutine (a sweep), its status is decided, not awaited.
+func (e env) payment(t *testing.T, id uuid.UUID) domain.PaymentSnapshot {
+	t.Helper()
+	p, err := e.payments.Payment(context.Background(), e.tenant, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func (e env) waitStatus(t *testing.T, id uuid.UUID, status string) domain.PaymentSnapshot {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)

@@ -30,7 +30,7 @@ func TestStalledPaymentsMoveOn(t *testing.T) {
 	if err := w.moveStalled(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if p := e.waitStatus(t, id, domain.StatusDeposited); p.Status != domain.StatusDeposited {
+	if p := e.payment(t, id); p.Status != domain.StatusDeposited {
 		t.Fatalf("a payment deposited just now moved to %s", p.Status)
 	}
 
@@ -39,7 +39,9 @@ func TestStalledPaymentsMoveOn(t *testing.T) {
 		if err := w.moveStalled(ctx); err != nil {
 			t.Fatal(err)
 		}
-		e.waitStatus(t, id, want)
+		if p := e.payment(t, id); p.Status != want {
+			t.Fatalf("after a sweep: got %s, want %s", p.Status, want)
+		}
 	}
 	if payouts, calls := e.payoutBooks(t, id); payouts != 1 || calls != 2 {
 		t.Fatalf("sandbox rail: %d payouts after %d calls, want 1 after 2", payouts, calls)
@@ -74,7 +76,9 @@ func TestStalledHeldPaymentMovesOnOnceDocumented(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.waitStatus(t, id, domain.StatusSuccess)
+	if p := e.payment(t, id); p.Status != domain.StatusSuccess {
+		t.Fatalf("after two sweeps with its document: got %s, want success", p.Status)
+	}
 	if payouts, _ := e.payoutBooks(t, id); payouts != 1 {
 		t.Fatalf("sandbox rail: %d payouts, want 1", payouts)
 	}
@@ -96,7 +100,9 @@ func TestStalledSweepPagesPastFailingPayments(t *testing.T) {
 	if err := w.moveStalled(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.waitStatus(t, stuck, domain.StatusTransferring) // converted; its payout failed
+	if p := e.payment(t, stuck); p.Status != domain.StatusTransferring { // converted; its payout failed
+		t.Fatalf("after a sweep: got %s, want transferring", p.Status)
+	}
 
 	behind := e.deposited(t)
 	for range 4 {
@@ -104,8 +110,10 @@ func TestStalledSweepPagesPastFailingPayments(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.waitStatus(t, behind, domain.StatusSuccess)
-	if p := e.waitStatus(t, stuck, domain.StatusTransferring); p.Status != domain.StatusTransferring {
+	if p := e.payment(t, behind); p.Status != domain.StatusSuccess {
+		t.Fatalf("the payment behind it: got %s, want success", p.Status)
+	}
+	if p := e.payment(t, stuck); p.Status != domain.StatusTransferring {
 		t.Fatalf("the payment whose rail refuses: got %s, want transferring", p.Status)
 	}
 }
@@ -138,7 +146,9 @@ func TestStalledSweepGoesByTheLastLifecycleEvent(t *testing.T) {
 	if err := w.moveStalled(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.waitStatus(t, id, domain.StatusSuccess) // converted and paid out by the sweep's step
+	if p := e.payment(t, id); p.Status != domain.StatusSuccess { // converted and paid out by the sweep's step
+		t.Fatalf("after a sweep: got %s, want success", p.Status)
+	}
 	if payouts, _ := e.payoutBooks(t, id); payouts != 1 {
 		t.Fatalf("sandbox rail: %d payouts, want 1", payouts)
 	}
