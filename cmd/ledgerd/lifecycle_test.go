@@ -83,6 +83,24 @@ func (p paymentSetup) waitFor(t *testing.T, id string, d time.Duration, cond fun
 	}
 }
 
+// waitWebhooksDone waits until the payment has no webhook delivery left
+// to send: each is deleted from the work list when a 2xx answered it, so
+// from then on the receiver's deliveries are final, without waiting for
+// nothing to happen.
+func (p paymentSetup) waitWebhooksDone(t *testing.T, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var pending int
+		p.s.queryRow(t, `SELECT count(*) FROM webhook_deliveries WHERE payment_id = $1 AND status = 'pending'`, []any{id}, &pending)
+		if pending == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("payment %s: %d webhooks still pending after 20s", id, pending)
+		}
+	}
+}
+
 func statusIs(s string) func(map[string]any) bool {
 	return func(p map[string]any) bool { return p["status"] == s }
 }
@@ -118,11 +136,7 @@ func TestPaymentLifecycleToSuccess(t *testing.T) {
 	if done["amountSettled"] != 1500.0 || done["changeRefundStatus"] == nil {
 		t.Errorf("settled: got amountSettled %v, change %v %v", done["amountSettled"], done["changeRefundAmount"], done["changeRefundStatus"])
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(rc.deliveries()) < 4 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond) // nothing more may come
+	p.waitWebhooksDone(t, id)
 	var types []string
 	for _, d := range rc.deliveries() {
 		types = append(types, d.Type)
@@ -221,11 +235,7 @@ func TestWebhookRetriesThenStops(t *testing.T) {
 		p.za, rc.URL, rc.secret))["id"].(string)
 	mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
 	p.waitFor(t, id, 20*time.Second, statusIs("success"))
-	deadline := time.Now().Add(10 * time.Second)
-	for len(rc.deliveries()) < 6 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond)
+	p.waitWebhooksDone(t, id)
 	var types []string
 	for _, d := range rc.deliveries() {
 		types = append(types, d.Type)
