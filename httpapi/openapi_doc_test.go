@@ -200,8 +200,8 @@ func renderAPIReference(raw []byte) ([]byte, error) {
 	b.WriteString("<!-- Generated from httpapi/openapi.json by `go test ./httpapi -run TestAPIReference -update`; edit the JSON, not this file. -->\n\n")
 	b.WriteString("Rendered from [`httpapi/openapi.json`](../httpapi/openapi.json), which a running `ledgerd` also serves at `GET /openapi.json`; ")
 	b.WriteString("a test fails when this page is stale. The decisions a partner builds on are summed up in [contract.md](contract.md).\n\n")
-	// The description's own level-2 headings become level 3 under "Conventions".
-	b.WriteString("## Conventions\n\n")
+	// The description's own level-2 headings become level 3 under "Overview".
+	b.WriteString("## Overview\n\n")
 	b.WriteString(strings.ReplaceAll(strings.TrimSpace(doc.Info.Description), "\n## ", "\n### "))
 	b.WriteString("\n\n## Operations\n\n| operation | summary |\n|---|---|\n")
 	for _, tag := range doc.Tags {
