@@ -190,8 +190,8 @@ func runMode[R any](ctx context.Context, name string, stdout, stderr io.Writer,
 	return res, nil
 }
 
-// commandLine is the command that reproduces the run, as the README gives
-// it: the arguments as given, quoted for a POSIX shell where they need it.
+// commandLine is the command that reproduces the run, as docs/benchmarking.md
+// gives it: the arguments as given, quoted for a POSIX shell where they need it.
 func commandLine(args []string) string {
 	words := []string{"go", "run", "./cmd/ledgerbench", "all"}
 	for _, a := range args {
