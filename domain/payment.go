@@ -49,7 +49,7 @@ type Payment struct {
 	Funding             string            `json:"funding"`
 	IsSlowPayment       bool              `json:"isSlowPayment,omitempty"`
 	IsInstantPayment    bool              `json:"isInstantPayment"`
-	BufferRate          decimal.Decimal   `json:"bufferRate"`
+	BufferRate          *decimal.Decimal  `json:"bufferRate,omitempty"` // as the partner sent it; nil when not sent
 	WebhookURL          string            `json:"webhookUrl,omitempty"`
 	WebhookSecret       string            `json:"webhookSecret" ledger:"secret"`
 	Meta                json.RawMessage   `json:"meta" ledger:"personal"` // an object, as sent (internal keys are stripped on output)

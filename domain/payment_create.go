@@ -84,14 +84,14 @@ func DecideCreatePayment(p Payment, c CreatePayment) ([]Event, error) {
 		sats := q.AmountSats
 		pay.AmountSats = &sats
 		pay.DepositDue, pay.DepositCurrency = decimal.NewFromInt(sats), "sats"
-		pay.StatusLog = fmt.Sprintf("Awaiting payment of the Lightning invoice for %d sats", sats)
+		pay.StatusLog = fmt.Sprintf("Awaiting payment of the Lightning invoice for %s", FormatAmount(pay.DepositDue, "sats"))
 	case FundingBankTransfer:
 		ref := DepositReference(c.PaymentID)
 		pay.DepositDue, pay.DepositCurrency = decimal.New(q.SourceAmountMinor, -2), o.FromCurrency
 		deposit = BankDeposit{AccountName: c.Funding.Collection.Name, AccountNumber: c.Funding.Collection.Number,
 			Reference: ref, Amount: q.SourceAmountMinor, Currency: o.FromCurrency}
-		pay.StatusLog = fmt.Sprintf("Awaiting a bank transfer of %s %s quoting the reference %s exactly",
-			minorUnits(q.SourceAmountMinor), o.FromCurrency, ref)
+		pay.StatusLog = fmt.Sprintf("Awaiting a bank transfer of %s quoting the reference %s exactly",
+			FormatAmount(pay.DepositDue, pay.DepositCurrency), ref)
 	case FundingMomo:
 		whole := (q.SourceAmountMinor + 99) / 100
 		pay.DepositDue, pay.DepositCurrency = decimal.NewFromInt(whole), o.FromCurrency
@@ -103,7 +103,7 @@ func DecideCreatePayment(p Payment, c CreatePayment) ([]Event, error) {
 		pay.DepositDue, pay.DepositCurrency = decimal.New(q.SourceAmountMinor, -2), "USDT"
 		deposit = USDTDeposit{Network: "ethereum", Token: "USDT", Standard: "ERC-20", Address: c.Funding.USDTAddress,
 			Amount: q.SourceAmountMinor, Expiry: expiry}
-		pay.StatusLog = fmt.Sprintf("Awaiting %s USDT (ERC-20 on Ethereum only) at %s", minorUnits(q.SourceAmountMinor),
+		pay.StatusLog = fmt.Sprintf("Awaiting %s (ERC-20 on Ethereum only) at %s", FormatAmount(pay.DepositDue, pay.DepositCurrency),
 			c.Funding.USDTAddress)
 	default:
 		return nil, Errorf(Internal, "bad_funding", "unknown funding rail %q", plan.Funding)
@@ -117,11 +117,6 @@ func DecideCreatePayment(p Payment, c CreatePayment) ([]Event, error) {
 	}
 	pay.StatusLogs = []StatusLogEntry{{Status: StatusCreated, Message: pay.StatusLog, At: now}}
 	return []Event{PaymentCreated{Payment: pay}}, nil
-}
-
-// minorUnits writes an amount of cents as units with two decimals.
-func minorUnits(cents int64) string {
-	return decimal.New(cents, -2).StringFixed(2)
 }
 
 // MaskPhone keeps a phone number's country code and last three digits, so

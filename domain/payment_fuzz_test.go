@@ -53,7 +53,7 @@ func FuzzPaymentRequest(f *testing.F) {
 			checkCallerError(t, err)
 			return
 		}
-		if o.Amount <= 10 || o.BufferRate.IsNegative() || o.BufferRate.GreaterThan(decimal.RequireFromString("0.1")) ||
+		if o.Amount <= 10 || o.BufferRateOrZero().IsNegative() || o.BufferRateOrZero().GreaterThan(decimal.RequireFromString("0.1")) ||
 			(o.Reference != "" && !referencePattern.MatchString(o.Reference)) || o.FromCurrency == "" ||
 			(len(o.Meta) > 0 && o.Meta[0] != '{') || !canonicalisable(o.Meta) {
 			t.Fatalf("accepted an order that breaks the rules: %+v", o)
@@ -65,7 +65,7 @@ func FuzzPaymentRequest(f *testing.F) {
 				continue
 			}
 			q, err := QuotePayment(QuoteInput{FromCurrency: o.FromCurrency, DestinationCurrency: m.Currency,
-				Amount: o.Amount, BufferRate: o.BufferRate, OTCFeeRate: decimal.RequireFromString("0.01"), Prices: prices})
+				Amount: o.Amount, BufferRate: o.BufferRateOrZero(), OTCFeeRate: decimal.RequireFromString("0.01"), Prices: prices})
 			if err != nil {
 				if ErrorKind(err) == Internal {
 					t.Fatalf("quote of a planned payment: %v", err)

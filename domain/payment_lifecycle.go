@@ -310,16 +310,16 @@ func DecideDeposit(p Payment, c RecordDeposit) ([]Event, error) {
 	}
 	at := c.Now.UTC().Truncate(time.Millisecond)
 	total := p.AmountDeposited.Add(c.Amount)
-	unit := p.DepositCurrency
+	received := FormatAmount(total, p.DepositCurrency)
 	if total.LessThan(p.DepositDue) {
 		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at, Postings: depositPostings(p, c.Amount),
-			Message: fmt.Sprintf("Received %s of %s %s; awaiting the rest", total, p.DepositDue, unit)}}, nil
+			Message: fmt.Sprintf("Received %s of %s; awaiting the rest", received, FormatAmount(p.DepositDue, p.DepositCurrency))}}, nil
 	}
 	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at, Postings: depositPostings(p, c.Amount),
-		Message: fmt.Sprintf("Received %s %s; converting", total, unit)}
+		Message: fmt.Sprintf("Received %s; converting", received)}
 	if p.needsDocuments() {
 		e.Held = true
-		e.Message = fmt.Sprintf("Received %s %s; awaiting supporting documents (South African payments above ZAR 50,000)", total, unit)
+		e.Message = fmt.Sprintf("Received %s; awaiting supporting documents (South African payments above ZAR 50,000)", received)
 	}
 	return []Event{e}, nil
 }
@@ -383,9 +383,9 @@ func DecideBeginPayout(p Payment, c BeginPayout) ([]Event, error) {
 			}
 		}
 	}
-	e.Message = fmt.Sprintf("Converted; paying out %s %s by %s", e.PayoutAmount, p.DestinationCurrency, p.PayoutMethod)
+	e.Message = fmt.Sprintf("Converted; paying out %s by %s", FormatAmount(e.PayoutAmount, p.DestinationUnit()), p.PayoutMethod)
 	if over := p.overpaid(); over.IsPositive() {
-		e.Message += fmt.Sprintf("; %s %s received over the amount due is owed back to the payer", over, p.DepositCurrency)
+		e.Message += fmt.Sprintf("; %s received over the amount due is owed back to the payer", FormatAmount(over, p.DepositCurrency))
 	}
 	e.Postings = conversionPostings(p, e, fees, change)
 	return []Event{e}, nil
@@ -462,7 +462,7 @@ func DecidePayoutResult(p Payment, r PayoutResult) ([]Event, error) {
 			Postings: failurePostings(p)}}, nil
 	}
 	return []Event{PaymentSucceeded{AmountSettled: p.PayoutAmount, PayoutID: r.PayoutID, At: at, Postings: settlementPostings(p),
-		Message: fmt.Sprintf("Settled %s %s to the recipient", p.PayoutAmount, p.DestinationCurrency)}}, nil
+		Message: fmt.Sprintf("Settled %s to the recipient", FormatAmount(p.PayoutAmount, p.DestinationUnit()))}}, nil
 }
 
 // DecideExpire expires p if it is still created at now, past its validity.
@@ -472,8 +472,8 @@ func DecideExpire(p Payment, now time.Time) ([]Event, error) {
 	}
 	msg := "Expired: the payment's validity ended before it was funded"
 	if p.AmountDeposited.IsPositive() {
-		msg = fmt.Sprintf("Expired with %s of %s %s deposited; the deposit is returned to the payer",
-			p.AmountDeposited, p.DepositDue, p.DepositCurrency)
+		msg = fmt.Sprintf("Expired with %s of %s deposited; the deposit is returned to the payer",
+			FormatAmount(p.AmountDeposited, p.DepositCurrency), FormatAmount(p.DepositDue, p.DepositCurrency))
 	}
 	return []Event{PaymentExpired{Message: msg, At: now.UTC().Truncate(time.Millisecond), Postings: expiryPostings(p)}}, nil
 }

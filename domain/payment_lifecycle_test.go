@@ -21,7 +21,7 @@ func newPayment(t *testing.T, body string, m Merchant) Payment {
 	t.Helper()
 	plan := planned(t, body, m)
 	q, err := QuotePayment(QuoteInput{FromCurrency: plan.Order.FromCurrency, DestinationCurrency: m.Currency,
-		Amount: plan.Order.Amount, BufferRate: plan.Order.BufferRate, OTCFeeRate: decimal.RequireFromString("0.01"),
+		Amount: plan.Order.Amount, BufferRate: plan.Order.BufferRateOrZero(), OTCFeeRate: decimal.RequireFromString("0.01"),
 		Prices: lifecyclePrices})
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ type PaymentOrder struct {
 	FromCountry      string // as sent, BTC when omitted
 	FromCurrency     string
 	IsSlowPayment    bool
-	BufferRate       decimal.Decimal
+	BufferRate       *decimal.Decimal // nil when not sent: 0 sent is echoed as 0
 	WebhookURL       string
 	WebhookSecret    string
 	Meta             json.RawMessage // an object, or nil
@@ -109,7 +109,7 @@ func ValidatePaymentRequest(r PaymentRequest, insecureWebhooks bool) (PaymentOrd
 		fe.add("isSlowPayment", "applies to Lightning funding only (fromCountry BTC)")
 	}
 	o.BufferRate = fe.bufferRate("bufferRate", r.BufferRate)
-	if o.FromCurrency == "USDT" && o.BufferRate.IsPositive() {
+	if o.FromCurrency == "USDT" && o.BufferRate != nil && o.BufferRate.IsPositive() {
 		fe.add("bufferRate", "does not apply to USDT funding: the amount sent is fixed")
 	}
 	o.WebhookURL = fe.webhookURL("webhookUrl", r.WebhookURL, insecureWebhooks)
@@ -155,10 +155,11 @@ func (fe *fieldErrors) wholeAmount(field string, raw json.RawMessage) int64 {
 	return 0
 }
 
-// bufferRate reads an optional JSON number from 0 to 0.10, exactly.
-func (fe *fieldErrors) bufferRate(field string, raw json.RawMessage) decimal.Decimal {
+// bufferRate reads an optional JSON number from 0 to 0.10, exactly; nil
+// when it was not sent (or sent as null).
+func (fe *fieldErrors) bufferRate(field string, raw json.RawMessage) *decimal.Decimal {
 	if isNull(raw) {
-		return decimal.Zero
+		return nil
 	}
 	d, ok := jsonDecimal(raw)
 	switch {
@@ -171,9 +172,17 @@ func (fe *fieldErrors) bufferRate(field string, raw json.RawMessage) decimal.Dec
 		// 10,000-digit decimal in every copy of the payment.
 		fe.add(field, fmt.Sprintf("must have at most %d decimal places", maxBufferRatePlaces))
 	default:
-		return d
+		return &d
 	}
-	return decimal.Zero
+	return nil
+}
+
+// BufferRateOrZero is the buffer rate a quote applies: the one sent, or none.
+func (o PaymentOrder) BufferRateOrZero() decimal.Decimal {
+	if o.BufferRate == nil {
+		return decimal.Zero
+	}
+	return *o.BufferRate
 }
 
 // maxBufferRatePlaces bounds a bufferRate's decimal places: a rate finer

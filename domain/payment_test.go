@@ -128,7 +128,7 @@ func TestValidatePaymentRequestAccepts(t *testing.T) {
 	o := order(t, `{"MerchantID":"m","Amount":11,"Reference":"Invoice 12","FromCountry":"KE","BufferRate":0.10,
 		"Meta":"{\"collectionMethod\": \"BANK_TRANSFER\", \"a\": 1}","WebhookURL":"http://127.0.0.1:9/h","WebhookSecret":"whsec_eA=="}`)
 	if o.Amount != 11 || o.FromCurrency != "KES" || o.CollectionMethod != CollectBankTransfer ||
-		!o.BufferRate.Equal(decimal.RequireFromString("0.1")) || string(o.Meta) != `{"collectionMethod":"BANK_TRANSFER","a":1}` {
+		o.BufferRate == nil || !o.BufferRate.Equal(decimal.RequireFromString("0.1")) || string(o.Meta) != `{"collectionMethod":"BANK_TRANSFER","a":1}` {
 		t.Fatalf("got %+v", o)
 	}
 	if o := order(t, `{"MerchantID":"m","Amount":1000.0}`); o.Amount != 1000 || o.FromCountry != "BTC" || o.FromCurrency != "BTC" {
@@ -355,5 +355,26 @@ func TestPaymentDocumentsOnlyForSouthAfrica(t *testing.T) {
 	wantTypes(t, events, err, "payment.document_attached")
 	if ApplyPayment(p, events[0]).Documents != 2 {
 		t.Fatal("documents add up")
+	}
+}
+
+func TestValidatePaymentRequestKeepsBufferRateAsSent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		body string
+		want string // "" for not sent
+	}{
+		{`{"MerchantID":"m","Amount":100}`, ""},
+		{`{"MerchantID":"m","Amount":100,"BufferRate":null}`, ""},
+		{`{"MerchantID":"m","Amount":100,"BufferRate":0}`, "0"},
+		{`{"MerchantID":"m","Amount":100,"BufferRate":0.05}`, "0.05"},
+	} {
+		o := order(t, tc.body)
+		switch {
+		case tc.want == "" && o.BufferRate != nil:
+			t.Errorf("%s: got bufferRate %s, want none", tc.body, o.BufferRate)
+		case tc.want != "" && (o.BufferRate == nil || !o.BufferRate.Equal(decimal.RequireFromString(tc.want))):
+			t.Errorf("%s: got bufferRate %v, want %s", tc.body, o.BufferRate, tc.want)
+		}
 	}
 }

@@ -129,12 +129,7 @@ func conversionPostings(p Payment, e PaymentTransferring, fees, change decimal.D
 
 // DestinationUnit is the currency the merchant's amounts count in: "sats"
 // for a Lightning merchant, else its currency code.
-func (p Payment) DestinationUnit() string {
-	if p.DestinationCurrency == "BTC" {
-		return "sats"
-	}
-	return p.DestinationCurrency
-}
+func (p Payment) DestinationUnit() string { return merchantUnit(p.DestinationCurrency) }
 
 // settlementPostings: the payout leaves through the payout rail.
 func settlementPostings(p Payment) []Posting {

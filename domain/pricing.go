@@ -191,8 +191,9 @@ func quoteUSDT(in QuoteInput) (Quote, error) {
 	q.OTCFees = gross.Mul(in.OTCFeeRate).RoundCeil(places)
 	q.DestinationAmount = gross.Sub(q.OTCFees).RoundFloor(places)
 	if q.DestinationAmount.IsNegative() {
-		return Quote{}, Invalidf("amount", "is too small: the fees of %s %s exceed the %s %s it is worth",
-			q.OTCFees, in.DestinationCurrency, gross, in.DestinationCurrency)
+		unit := merchantUnit(in.DestinationCurrency)
+		return Quote{}, Invalidf("amount", "is too small: the fees of %s exceed the %s it is worth",
+			FormatAmount(q.OTCFees, unit), FormatAmount(gross, unit))
 	}
 	return q, nil
 }

@@ -231,7 +231,11 @@ func (r *Relay) Wake() {
 	}
 }
 
-// EnsureStream creates or updates the JetStream stream.
+// EnsureStream creates or updates the JetStream stream. Its messages can
+// be neither deleted nor purged (an existing stream gets the flags too, and
+// the server never takes them back): the stream is the partners' copy of
+// the ledger's history. Only deleting the whole stream remains, and the
+// relay then publishes every event again (reconcile).
 func (r *Relay) EnsureStream(ctx context.Context) (jetstream.Stream, error) {
 	s, err := r.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        r.cfg.Stream,
@@ -241,6 +245,8 @@ func (r *Relay) EnsureStream(ctx context.Context) (jetstream.Stream, error) {
 		Replicas:    r.cfg.Replicas,
 		Duplicates:  r.cfg.Duplicates,
 		Retention:   jetstream.LimitsPolicy,
+		DenyDelete:  true,
+		DenyPurge:   true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create stream %s: %w", r.cfg.Stream, err)

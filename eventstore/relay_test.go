@@ -512,10 +512,12 @@ func TestRelayRepublishesToAStreamThatLostItsMessages(t *testing.T) {
 	e.checkStream(t, ctx, 20*time.Second)
 }
 
-// TestRelayGoesOnAfterAPurge: an operator purged the stream, so its last
-// message is gone; a relay taking over has nothing to reconcile with and
-// publishes on after published_position, not stalling.
-func TestRelayGoesOnAfterAPurge(t *testing.T) {
+// TestRelayGoesOnWhenTheLastMessageIsGone: the stream's last message is
+// gone (the stream denies purges, but an operator may recreate it starting
+// after the old sequence, or a limit may drop messages); a relay taking
+// over has nothing to reconcile with and publishes on after
+// published_position, not stalling.
+func TestRelayGoesOnWhenTheLastMessageIsGone(t *testing.T) {
 	t.Parallel()
 	for _, server := range []string{localNATS, embeddedNATS} {
 		t.Run(server, func(t *testing.T) {
@@ -530,7 +532,25 @@ func TestRelayGoesOnAfterAPurge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := stream.Purge(ctx); err != nil {
+			info, err := stream.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.js.DeleteStream(ctx, e.stream.Name); err != nil {
+				t.Fatal(err)
+			}
+			// The stream as a purge would leave it: empty, its last sequence
+			// the old one. A stream without the deny flags can still be
+			// purged, and the relay adds them when it takes over.
+			plain, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: e.stream.Name,
+				Subjects: []string{e.stream.SubjectPrefix + ".>"}, FirstSeq: info.State.LastSeq})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.js.Publish(ctx, e.stream.SubjectPrefix+".lost", []byte("{}")); err != nil {
+				t.Fatal(err)
+			}
+			if err := plain.Purge(ctx); err != nil {
 				t.Fatalf("purge: %v", err)
 			}
 
@@ -542,7 +562,7 @@ func TestRelayGoesOnAfterAPurge(t *testing.T) {
 				got = append(got, m.MsgID)
 			}
 			if want := ids[len(ids)-3:]; !reflect.DeepEqual(got, want) {
-				t.Fatalf("after the purge: got messages %v, want the new tenant's events %v", got, want)
+				t.Fatalf("after the loss: got messages %v, want the new tenant's events %v", got, want)
 			}
 		})
 	}
@@ -568,5 +588,37 @@ func TestRelayLeaderConnectionProbesItsPeer(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: got %s on the leader's session, want %s", name, got, want)
 		}
+	}
+}
+
+// TestRelayStreamDeniesDeleteAndPurge: the stream's messages can be
+// neither deleted nor purged, also when the stream existed before without
+// those flags.
+func TestRelayStreamDeniesDeleteAndPurge(t *testing.T) {
+	t.Parallel()
+	e := newRelayEnv(t)
+	ctx := testContext(t, 20*time.Second)
+	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: e.stream.Name,
+		Subjects: []string{e.stream.SubjectPrefix + ".>"}}); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := e.newRelay(t, nil).EnsureStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := stream.CachedInfo().Config; !cfg.DenyDelete || !cfg.DenyPurge {
+		t.Fatalf("got deny delete %v, deny purge %v; want both", cfg.DenyDelete, cfg.DenyPurge)
+	}
+	if _, err := e.js.Publish(ctx, e.stream.SubjectPrefix+".t.tenant.a.created", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.DeleteMsg(ctx, 1); err == nil {
+		t.Error("delete a message: got nil, want it refused")
+	}
+	if err := stream.Purge(ctx); err == nil {
+		t.Error("purge: got nil, want it refused")
+	}
+	if info, err := stream.Info(ctx); err != nil || info.State.Msgs != 1 {
+		t.Errorf("got %v messages (%v), want the one published", info.State.Msgs, err)
 	}
 }

@@ -127,7 +127,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 		return errPricesUnavailable
 	}
 	quote, err := domain.QuotePayment(domain.QuoteInput{FromCurrency: order.FromCurrency,
-		DestinationCurrency: merchant.Currency, Amount: order.Amount, BufferRate: order.BufferRate,
+		DestinationCurrency: merchant.Currency, Amount: order.Amount, BufferRate: order.BufferRateOrZero(),
 		OTCFeeRate: s.cfg.OTCFeeRate, Prices: prices})
 	if errors.Is(err, domain.ErrPriceUnavailable) {
 		s.logger(r).Error("quote payment", "err", err)

@@ -97,7 +97,7 @@ func jsonString(v any) *string {
 func paymentResponse(p domain.PaymentSnapshot, withLog bool) paymentBody {
 	b := paymentBody{ID: p.ID.String(), MerchantID: p.MerchantID.String(), Amount: p.Amount,
 		Reference: nullable(p.Reference), Tag: nullable(p.Tag), Type: nullable(p.Type), FromCountry: p.FromCountry,
-		BufferRate: jsonNull, WebhookURL: nullable(p.WebhookURL), Status: p.Status, StatusLog: p.StatusLog,
+		BufferRate: optNumber(p.BufferRate), WebhookURL: nullable(p.WebhookURL), Status: p.Status, StatusLog: p.StatusLog,
 		AmountSettled: optNumber(p.AmountSettled), AmountDeposited: number(p.AmountDeposited),
 		FromCurrency: p.FromCurrency, DestinationCountry: p.DestinationCountry,
 		DestinationCurrency: p.DestinationCurrency, PaymentType: p.PaymentType,
@@ -110,9 +110,6 @@ func paymentResponse(p domain.PaymentSnapshot, withLog bool) paymentBody {
 	if p.IsSlowPayment {
 		t := true
 		b.IsSlowPayment = &t
-	}
-	if !p.BufferRate.IsZero() {
-		b.BufferRate = number(p.BufferRate)
 	}
 	if p.AmountSats != nil {
 		s := strconv.FormatInt(*p.AmountSats, 10)

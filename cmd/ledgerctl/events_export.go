@@ -31,14 +31,16 @@ refers to the stored event). Events are read in batches ("position > last",
 whatever the size of the store, and ledgerd may keep writing meanwhile.
 
 Resuming: --after is the last position already exported; only the events
-after it are written. At the end, also after an error or Ctrl-C, the last
-position written is printed on stderr: run again with --after it to continue.
-With --out, events are appended to FILE (created with mode 0600: it holds
-personal data); when --after is not given, the export continues after the
-position of FILE's last line, so running the same command again continues
-where the last run stopped, with no event written twice and none skipped. An
-incomplete last line, left by an interrupted run, is cut off and its event
-exported again. An --after before FILE's last position is refused.
+after it are written. At the end, stderr says whether the export is complete
+(every event sequenced so far written) or not (stopped by --limit, an error
+or Ctrl-C), the last position written, and the exact command that fetches
+what comes next: the rest of an incomplete export, or the events appended
+after a complete one. With --out, events are appended to FILE (created with
+mode 0600: it holds personal data); when --after is not given, the export
+continues after the position of FILE's last line, so that command is the same
+command again, with no event written twice and none skipped. An incomplete
+last line, left by an interrupted run, is cut off and its event exported
+again. An --after before FILE's last position is refused.
 
 Flags:
 `
@@ -109,24 +111,64 @@ func (x exporter) run(ctx context.Context, args []string, stdout io.Writer) erro
 		w, closeOut = f, func() error { return errors.Join(f.Sync(), f.Close()) }
 	}
 
-	last, n, err := x.export(ctx, bufio.NewWriterSize(w, 64<<10), *after, *limit, filter, *public)
+	last, n, complete, err := x.export(ctx, bufio.NewWriterSize(w, 64<<10), *after, *limit, filter, *public)
 	if cerr := closeOut(); err == nil && cerr != nil {
 		err = fmt.Errorf("events export: %w", cerr)
 	}
-	fmt.Fprintf(x.stderr, "events export: %d events written; last position exported: %d (continue with --after %d)\n", n, last, last)
+	next := nextExportCommand(fs, *out != "", last)
+	switch {
+	case err != nil:
+		fmt.Fprintf(x.stderr, "events export: interrupted: %d events written; last position exported: %d; to resume: %s\n", n, last, next)
+	case !complete:
+		fmt.Fprintf(x.stderr, "events export: stopped at --limit %d: %d events written; last position exported: %d; to continue: %s\n",
+			*limit, n, last, next)
+	default:
+		fmt.Fprintf(x.stderr, "events export: complete: %d events written; last position exported: %d; for the events appended later: %s\n",
+			n, last, next)
+	}
 	return err
+}
+
+// nextExportCommand is the command that exports what comes after position
+// last: the flags as given, with --after last, or without --after at all
+// when the export goes to a file, which continues after its own last line.
+func nextExportCommand(fs *flag.FlagSet, toFile bool, last int64) string {
+	cmd := []string{"ledgerctl", "events", "export"}
+	fs.Visit(func(f *flag.Flag) {
+		b, isBool := f.Value.(interface{ IsBoolFlag() bool })
+		switch {
+		case f.Name == "after":
+		case isBool && b.IsBoolFlag():
+			cmd = append(cmd, "--"+f.Name+"="+f.Value.String())
+		default:
+			cmd = append(cmd, "--"+f.Name, shellQuote(f.Value.String()))
+		}
+	})
+	if !toFile {
+		cmd = append(cmd, "--after", strconv.FormatInt(last, 10))
+	}
+	return strings.Join(cmd, " ")
+}
+
+// shellQuote quotes s for a POSIX shell, unless it needs none.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:@=+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // export writes the events after position after that match f, at most
 // limit of them (0: no limit), reading them batchSize at a time with
 // "position > last" and flushing w after each batch. It returns the last
-// position written (after when none was) and how many events were.
+// position written (after when none was), how many events were, and
+// whether that was every sequenced event (not stopped by limit or an error).
 //
 // Positions are gap-free and a position only becomes visible after every
 // smaller one (eventstore/sequencer.go), so "position > last" never skips an
 // event, however many are appended meanwhile: the same cursor makes --after
 // a safe way to resume.
-func (x exporter) export(ctx context.Context, w *bufio.Writer, after, limit int64, f exportFilter, public bool) (last, n int64, err error) {
+func (x exporter) export(ctx context.Context, w *bufio.Writer, after, limit int64, f exportFilter, public bool) (last, n int64, complete bool, err error) {
 	query, filterArgs := f.query()
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -140,20 +182,20 @@ func (x exporter) export(ctx context.Context, w *bufio.Writer, after, limit int6
 		// The lines encoded so far are complete, even after an error: flush
 		// them, then count them as written.
 		if ferr := w.Flush(); ferr != nil {
-			return last, n, fmt.Errorf("events export: write: %w", ferr)
+			return last, n, false, fmt.Errorf("events export: write: %w", ferr)
 		}
 		last, n = batchLast, n+int64(got)
 		if x.onBatch != nil {
 			x.onBatch(got)
 		}
 		if err != nil {
-			return last, n, err
+			return last, n, false, err
 		}
 		if int64(got) < size { // the end of the sequenced events
-			return last, n, nil
+			return last, n, true, nil
 		}
 	}
-	return last, n, nil
+	return last, n, false, nil
 }
 
 // batch runs one query and encodes its rows as they arrive; it returns how

@@ -45,15 +45,14 @@ server keeps the consumer and what it acknowledged, so the next tail with
 the same NAME goes on where the last one stopped (--from-start only applies
 when NAME is created; "nats consumer rm LEDGER NAME" deletes it).
 
-NATS_URL is the server (default nats://127.0.0.1:4222, a standalone NATS
-server). ledgerd started without NATS_URL runs an embedded server on
-127.0.0.1:4223: NATS_URL=nats://127.0.0.1:4223 ledgerctl events tail
+NATS_URL is the server, as ledgerd's NATS_URL. Without it, the server is
+the one a ledgerd started without NATS_URL embeds: LEDGER_EMBEDDED_NATS_ADDR
+(default 127.0.0.1:4223), with the client token that ledgerd keeps in
+LEDGER_DATA_DIR (default ./.ledger): run from ledgerd's working directory,
+or give the same LEDGER_DATA_DIR.
 
 Flags:
 `
-
-// defaultNATSURL is where a standalone NATS server listens by default.
-const defaultNATSURL = "nats://127.0.0.1:4222"
 
 func eventsTail(ctx context.Context, _ *database, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("events tail", flag.ContinueOnError)
@@ -66,13 +65,13 @@ func eventsTail(ctx context.Context, _ *database, args []string, stdout io.Write
 	}
 
 	// Connect. The client reconnects by itself if the server restarts.
-	url := os.Getenv("NATS_URL")
-	if url == "" {
-		url = defaultNATSURL
-	}
-	nc, err := nats.Connect(url, nats.Name("ledgerctl events tail"))
+	server, err := eventsServer(os.Getenv)
 	if err != nil {
-		return fmt.Errorf("events tail: connect to NATS at %s: %w", url, err)
+		return fmt.Errorf("events tail: %w", err)
+	}
+	nc, err := nats.Connect(server.url, append(server.opts, nats.Name("ledgerctl events tail"))...)
+	if err != nil {
+		return fmt.Errorf("events tail: connect to %s: %w", server, err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
@@ -81,10 +80,10 @@ func eventsTail(ctx context.Context, _ *database, args []string, stdout io.Write
 	}
 	cons, err := tailConsumer(ctx, js, *stream, *subject, *durable, *fromStart)
 	if err != nil {
-		return fmt.Errorf("events tail: %w", err)
+		return fmt.Errorf("events tail: %s: %w", server, err)
 	}
 	fmt.Fprintf(os.Stderr, "events tail: following %s (%s) on %s with consumer %s; Ctrl-C to stop\n",
-		*stream, *subject, url, cons.CachedInfo().Name)
+		*stream, *subject, server, cons.CachedInfo().Name)
 
 	// Messages pulls messages ahead in the background. When ctx ends (Ctrl-C),
 	// Drain stops pulling, and Next hands out what was already received
@@ -144,6 +143,9 @@ func eventsTail(ctx context.Context, _ *database, args []string, stdout io.Write
 // durable is empty. Every message must be acknowledged (AckExplicit).
 func tailConsumer(ctx context.Context, js jetstream.JetStream, stream, subject, durable string, fromStart bool) (jetstream.Consumer, error) {
 	s, err := js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("stream %s: %w (ledgerd publishes to its LEDGER_NATS_STREAM; --stream names another)", stream, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", stream, err)
 	}

@@ -22,7 +22,8 @@ func usageText() string {
 	}
 	b.WriteString(`
 Environment: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/ledger?sslmode=disable),
-NATS_URL where a command reads the event stream.
+NATS_URL where a command reads the event stream (unset: the server a ledgerd without NATS_URL
+embeds, at LEDGER_EMBEDDED_NATS_ADDR, with the token in LEDGER_DATA_DIR).
 Secrets are printed once, on stdout, as JSON; only their hash is stored.
 `)
 	return b.String()

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/ledger/ledger/cmd/internal/embeddednats"
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/httpapi"
@@ -36,18 +37,19 @@ var migrations = []eventstore.MigrationSet{
 
 // app is a wired ledgerd: its connections and the parts that run.
 type app struct {
-	cfg     config
-	log     *slog.Logger
-	pool    *pgxpool.Pool
-	ns      *server.Server // nil when NATS_URL is set
-	nc      *nats.Conn
-	store   *eventstore.Store
-	relay   *eventstore.Relay
-	idem    *eventstore.Idempotency
-	api     *httpapi.Server
-	dash    *dashboard.Dashboard
-	handler http.Handler // the API, with the partner dashboard under /dashboard
-	workers *workers.Workers
+	cfg       config
+	log       *slog.Logger
+	pool      *pgxpool.Pool
+	ns        *server.Server // nil when NATS_URL is set
+	natsToken string         // the embedded server's client token
+	nc        *nats.Conn
+	store     *eventstore.Store
+	relay     *eventstore.Relay
+	idem      *eventstore.Idempotency
+	api       *httpapi.Server
+	dash      *dashboard.Dashboard
+	handler   http.Handler // the API, with the partner dashboard under /dashboard
+	workers   *workers.Workers
 }
 
 // newApp connects to Postgres (creating and migrating the database) and to
@@ -79,13 +81,14 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 
 	natsURL := cfg.NATSURL
+	var natsAuth []nats.Option
 	if natsURL == "" {
-		if a.ns, err = startEmbeddedNATS(cfg.EmbeddedNATSAddr, cfg.DataDir); err != nil {
+		if a.ns, a.natsToken, err = startEmbeddedNATS(cfg.EmbeddedNATSAddr, cfg.DataDir); err != nil {
 			return nil, err
 		}
-		natsURL = a.ns.ClientURL()
+		natsURL, natsAuth = a.ns.ClientURL(), []nats.Option{nats.Token(a.natsToken)}
 	}
-	if a.nc, err = connectNATS(natsURL); err != nil {
+	if a.nc, err = connectNATS(natsURL, natsAuth...); err != nil {
 		return nil, err
 	}
 	js, err := jetstream.New(a.nc)
@@ -238,8 +241,10 @@ func (a *app) purgeIdempotencyKeys(ctx context.Context) {
 func (a *app) printBanner(w io.Writer, addr string) {
 	fmt.Fprintf(w, "ledgerd (%s mode) listening on http://%s\n", a.cfg.Mode, addr)
 	if a.ns != nil {
-		fmt.Fprintf(w, "embedded NATS with JetStream on nats://%s (stream %s): nats --server nats://%s sub '%s.>'\n",
-			a.cfg.EmbeddedNATSAddr, a.cfg.NATSStream, a.cfg.EmbeddedNATSAddr, a.cfg.NATSSubjectPrefix)
+		fmt.Fprintf(w, "embedded NATS with JetStream on nats://%s (stream %s), token in %s: nats --server nats://%s@%s sub '%s.>'\n",
+			a.cfg.EmbeddedNATSAddr, a.cfg.NATSStream, embeddednats.TokenPath(a.cfg.DataDir), a.natsToken, a.cfg.EmbeddedNATSAddr,
+			a.cfg.NATSSubjectPrefix)
+		fmt.Fprintf(w, "follow the events: go run ./cmd/ledgerctl events tail (same directory, or LEDGER_DATA_DIR=%s)\n", a.cfg.DataDir)
 	} else {
 		fmt.Fprintf(w, "NATS at %s (stream %s)\n", a.cfg.NATSURL, a.cfg.NATSStream)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 	"golang.org/x/time/rate"
 
+	"github.com/ledger/ledger/cmd/internal/embeddednats"
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/workers/rails/prices"
@@ -112,7 +113,7 @@ var settings = []setting{
 	{"LEDGER_DB_MAX_CONNS", "db-max-conns", "32", "Postgres connection pool size", num(func(c *config) *int { return &c.DBMaxConns })},
 	{"NATS_URL", "nats-url", "", "unset: an embedded NATS server with JetStream; set: that server",
 		str(func(c *config) *string { return &c.NATSURL })},
-	{"LEDGER_EMBEDDED_NATS_ADDR", "embedded-nats-addr", "127.0.0.1:4223", "where the embedded NATS server listens",
+	{"LEDGER_EMBEDDED_NATS_ADDR", "embedded-nats-addr", embeddednats.DefaultAddr, "where the embedded NATS server listens",
 		str(func(c *config) *string { return &c.EmbeddedNATSAddr })},
 	{"LEDGER_NATS_STREAM", "nats-stream", "LEDGER", "JetStream stream the events are published to",
 		str(func(c *config) *string { return &c.NATSStream })},
@@ -126,7 +127,7 @@ var settings = []setting{
 	{"LEDGER_MODE", "mode", "sandbox", "sandbox or production", str(func(c *config) *string { return &c.Mode })},
 	{"LEDGER_PUBLIC_URL", "public-url", "", "base of presigned URLs (default http:// + LEDGER_ADDR)",
 		str(func(c *config) *string { return &c.PublicURL })},
-	{"LEDGER_DATA_DIR", "data-dir", "./.ledger", "local state of the embedded NATS server", str(func(c *config) *string { return &c.DataDir })},
+	{"LEDGER_DATA_DIR", "data-dir", embeddednats.DefaultDataDir, "local state of the embedded NATS server, its client token among it", str(func(c *config) *string { return &c.DataDir })},
 	{"LEDGER_LOG_LEVEL", "log-level", "info", "debug, info, warn or error", str(func(c *config) *string { return &c.LogLevel })},
 	{"LEDGER_VALIDITY", "validity", "lightning=600s,slow=24h,momo=180s,bank=72h,usdt=1h",
 		"payment validity per funding rail", func(c *config, v string) error { return parseValidity(v, &c.Validity) }},

@@ -221,6 +221,16 @@ func TestCreatePaymentLightning(t *testing.T) {
 			t.Errorf("got validityDuration %v bufferRate %v bufferAmountSats %v", got["validityDuration"], got["bufferRate"], got["bufferAmountSats"])
 		}
 	})
+	t.Run("bufferRate is echoed as sent, 0 included", func(t *testing.T) {
+		t.Parallel()
+		for body, want := range map[string]any{`,"bufferRate":0`: 0.0, `,"bufferRate":0.05`: 0.05, `,"bufferRate":null`: nil, ``: nil} {
+			created := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":200,"reference":"buf"%s}`, p.za, body))
+			got := mustStatus(t, p.s.call(t, http.MethodGet, "/payments/"+created["id"].(string), p.tok, ""), http.StatusOK)
+			if created["bufferRate"] != want || got["bufferRate"] != want {
+				t.Errorf("sent {%s}: got bufferRate %v on create and %v on GET, want %v", body, created["bufferRate"], got["bufferRate"], want)
+			}
+		}
+	})
 	t.Run("isSlowPayment false is not returned", func(t *testing.T) {
 		t.Parallel()
 		got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":200,"reference":"fast","isSlowPayment":false}`, p.za))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,8 +15,8 @@ import (
 
 // templateFuncs are the formatting helpers the templates use.
 var templateFuncs = template.FuncMap{
-	"money":    money,
-	"moneyInt": func(n int64, currency string) string { return money(decimal.NewFromInt(n), currency) },
+	"money":    domain.FormatAmount,
+	"moneyInt": func(n int64, unit string) string { return domain.FormatAmount(decimal.NewFromInt(n), unit) },
 	"when":     when,
 	"short":    short,
 	"envelope": envelopeJSON,
@@ -33,36 +32,6 @@ var templateFuncs = template.FuncMap{
 func short(id uuid.UUID) string {
 	s := id.String()
 	return s[len(s)-8:]
-}
-
-// minorDigits are the decimals each currency is shown with (ISO 4217;
-// sats are whole by definition). Unlisted currencies get two.
-var minorDigits = map[string]int32{"sats": 0, "BTC": 8, "JPY": 0, "UGX": 0, "RWF": 0, "XOF": 0, "XAF": 0}
-
-// money formats an amount in its currency: thousands grouped, the
-// currency's decimals, the code after it ("1,500.00 ZAR", "2,083 sats").
-func money(d decimal.Decimal, currency string) string {
-	digits, ok := minorDigits[currency]
-	if !ok {
-		digits = 2
-	}
-	s := d.StringFixed(digits)
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "-", s[1:]
-	}
-	whole, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	for i, c := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if frac != "" {
-		b.WriteString("." + frac)
-	}
-	return strings.TrimSpace(sign + b.String() + " " + currency)
 }
 
 // when renders a time as a <time> element: UTC in the text and on hover;

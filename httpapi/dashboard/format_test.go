@@ -6,26 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 )
-
-func TestMoney(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		amount, currency, want string
-	}{
-		{"1500", "ZAR", "1,500.00 ZAR"},
-		{"1234567.891", "KES", "1,234,567.89 KES"},
-		{"84167", "sats", "84,167 sats"},
-		{"0.00012345", "BTC", "0.00012345 BTC"},
-		{"-42.5", "USD", "-42.50 USD"},
-		{"999", "EUR", "999.00 EUR"},
-	} {
-		if got := money(decimal.RequireFromString(tt.amount), tt.currency); got != tt.want {
-			t.Errorf("money(%s, %s): got %q, want %q", tt.amount, tt.currency, got, tt.want)
-		}
-	}
-}
 
 func TestShortIDsDifferForIDsMadeTogether(t *testing.T) {
 	t.Parallel()
