@@ -56,6 +56,10 @@ type Config struct {
 	BodyTimeout  time.Duration
 	BodyMinRate  int // bytes per second
 	WriteTimeout time.Duration
+
+	// MetricsElsewhere: GET /metrics is served on an address of its own
+	// (LEDGER_METRICS_ADDR), so the API does not serve it.
+	MetricsElsewhere bool
 }
 
 // Server is the HTTP API.
