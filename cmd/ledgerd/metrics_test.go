@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,6 +25,18 @@ func TestMetricsOnTheirOwnAddress(t *testing.T) {
 	for _, path := range []string{"/healthz", "/dashboard/sign-in", "/"} {
 		if r := send(t, mustRequest(t, http.MethodGet, metrics+path)); r.Status != http.StatusNotFound {
 			t.Errorf("GET %s on the metrics address: got %d, want 404", path, r.Status)
+		}
+	}
+}
+
+// TestMetricsAddrMustBeHostPort: a LEDGER_METRICS_ADDR that is not
+// host:port stops the start rather than leaving the metrics unserved.
+func TestMetricsAddrMustBeHostPort(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"9090", "http://127.0.0.1:9090"} {
+		getenv := func(k string) string { return map[string]string{"LEDGER_METRICS_ADDR": v}[k] }
+		if _, err := loadConfig(nil, getenv, io.Discard); err == nil {
+			t.Errorf("LEDGER_METRICS_ADDR=%s: got no error, want one", v)
 		}
 	}
 }
