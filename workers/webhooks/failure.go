@@ -67,15 +67,19 @@ func classify(err error, allowPrivate bool) string {
 	return FailureInvalidResponse
 }
 
+// isTLS says whether err is the TLS handshake's: a certificate not
+// trusted or not for the host, an alert, or an answer that is not TLS.
 func isTLS(err error) bool {
-	return errors.Is(err, http.ErrSchemeMismatch) || is[tls.RecordHeaderError](err) || is[tls.AlertError](err) || is[*tls.CertificateVerificationError](err) ||
-		is[x509.UnknownAuthorityError](err) || is[x509.HostnameError](err) || is[x509.CertificateInvalidError](err)
+	return errors.Is(err, http.ErrSchemeMismatch) || is[tls.RecordHeaderError](err) || is[tls.AlertError](err) ||
+		is[*tls.CertificateVerificationError](err) || is[x509.UnknownAuthorityError](err) ||
+		is[x509.HostnameError](err) || is[x509.CertificateInvalidError](err)
 }
 
-// isConnectionLost says whether err ended the connection before an
-// answer: refused, reset, closed, unreachable. These read the same.
+// isConnectionLost says whether err ended the attempt before an answer:
+// refused, reset, closed, unreachable, or cut short by a shutdown. These
+// read the same.
 func isConnectionLost(err error) bool {
-	return is[*net.OpError](err) ||
+	return is[*net.OpError](err) || errors.Is(err, context.Canceled) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

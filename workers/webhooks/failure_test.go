@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"strings"
@@ -88,5 +89,17 @@ func TestDeliverRecordsOnlyAFailureClass(t *testing.T) {
 				t.Errorf("Attempt = %+v, want error %q and status %d", a, tc.want, tc.code)
 			}
 		})
+	}
+}
+
+// An attempt cut short by the service's own shutdown is a lost connection,
+// not an answer that was not HTTP.
+func TestDeliverCanceledIsConnectionFailed(t *testing.T) {
+	r := newReceiver(t, false, status(http.StatusOK))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a := NewClient(time.Second, true).Deliver(ctx, r.URL, testSecret, "evt_1", testBody, testNow)
+	if a.Delivered || a.Err != FailureConnectionFailed {
+		t.Errorf("Attempt = %+v, want %s", a, FailureConnectionFailed)
 	}
 }
