@@ -28,6 +28,7 @@ type KYCDocumentItem struct {
 }
 
 // CleanFileName is the file name a document is stored and served under:
-// the last element of the client's name, without control characters, at
-// most 255 characters, "document.<ext>" when empty.
+// the last element of the client's name, without control or invisible
+// format characters, ending in an extension of its sniffed content type,
+// at most 255 characters, "document.<ext>" when empty (cleanFileName).
 func CleanFileName(name, contentType string) string { return cleanFileName(name, contentType) }

@@ -2,10 +2,7 @@ package domain
 
 import (
 	"bytes"
-	"path"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -128,28 +125,4 @@ func SniffContentType(head []byte) (string, error) {
 		return ContentTypeJPEG, nil
 	}
 	return "", errUnsupportedDocument()
-}
-
-// cleanFileName keeps the last element of a client's file name, without
-// control characters, at most 255 characters; an empty one becomes
-// "document" with the content type's extension.
-func cleanFileName(name, contentType string) string {
-	name = strings.ReplaceAll(name, `\`, "/")
-	name = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return -1
-		}
-		return r
-	}, path.Base(name))
-	name = strings.TrimSpace(name)
-	if name == "." || name == "/" || name == ".." {
-		name = ""
-	}
-	if r := []rune(name); len(r) > 255 {
-		name = string(r[len(r)-255:])
-	}
-	if name == "" {
-		name = "document" + map[string]string{ContentTypePDF: ".pdf", ContentTypePNG: ".png", ContentTypeJPEG: ".jpg"}[contentType]
-	}
-	return name
 }

@@ -62,7 +62,7 @@ func TestDecideUploadKYCDocument(t *testing.T) {
 			wantFileName: "passport.pdf"},
 		{name: "exactly 10 MiB", mutate: func(c *UploadKYCDocument) { c.Size = 10 << 20 }, wantType: "passport",
 			wantFileName: "passport.pdf"},
-		{name: "path in the file name", mutate: func(c *UploadKYCDocument) { c.FileName = `C:\Users\ann\scan 1.png` },
+		{name: "path in the file name", mutate: func(c *UploadKYCDocument) { c.FileName, c.ContentType = `C:\Users\ann\scan 1.png`, ContentTypePNG },
 			wantType: "passport", wantFileName: "scan 1.png"},
 		{name: "no file name", mutate: func(c *UploadKYCDocument) { c.FileName, c.ContentType = "", ContentTypeJPEG },
 			wantType: "passport", wantFileName: "document.jpg"},

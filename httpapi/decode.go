@@ -24,7 +24,8 @@ const maxJSONBody = 1 << 20
 const maxRequestBody = 10<<20 + 64<<10
 
 // decode reads r's body strictly into v: JSON content type (415 otherwise),
-// at most 1 MiB (413), no unknown fields, no wrong types, no trailing data.
+// at most 1 MiB (413), no unknown fields, no member name twice in an
+// object, no wrong types, no trailing data.
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
@@ -40,6 +41,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	// Names first: the decoder's own unknown-field check neither sees case
 	// nor says where a nested member is, and stops at UnmarshalJSON.
 	if err := exactNames(body, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	if err := uniqueNames(body); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

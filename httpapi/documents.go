@@ -206,7 +206,6 @@ func (s *Server) downloadDocument(w http.ResponseWriter, r *http.Request) error 
 	h.Set("Content-Type", d.ContentType)
 	h.Set("Content-Length", strconv.FormatInt(d.Size, 10))
 	h.Set("Content-Disposition", disposition)
-	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "private, max-age=0")
 	w.WriteHeader(http.StatusOK)
 	if _, err := io.Copy(w, body); err != nil {

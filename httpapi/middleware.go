@@ -99,3 +99,13 @@ func (s *Server) logAndMeasure(next http.Handler) http.Handler {
 			"durationMs", elapsed.Milliseconds())
 	})
 }
+
+// noSniff has browsers take every response's Content-Type as sent: a JSON
+// body or problem whose text a caller shaped (a reference, a name) is
+// never run as HTML or script.
+func noSniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
+}

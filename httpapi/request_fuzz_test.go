@@ -33,14 +33,15 @@ type requestEndpoint struct {
 // with fakes behind it and a fixed caller, and checks what the caller
 // gets: never a 5xx; a refusal is problem+json with a code, whose errors
 // name fields the request type has, or, for an unknown field, a member the
-// body sent; the same body again gets the same problem. A success is a
-// JSON body. A body decode accepts also survives a round trip: encoded and
+// body sent; the same body again gets the same problem. A body with a
+// member name twice in one object is 400 (I-JSON). A success is a JSON
+// body. A body decode accepts also survives a round trip: encoded and
 // decoded again it encodes the same.
 func FuzzRequestBody(f *testing.F) {
 	fx := newFixture(f)
 	endpoints := requestEndpoints(fx)
 	for i, ep := range endpoints {
-		for _, seed := range append(ep.seeds, `{}`, `null`, `[]`, `{"nope":1}`, ``) {
+		for _, seed := range append(ep.seeds, `{}`, `null`, `[]`, `{"nope":1}`, ``, `{"a":{"b":1,"b":2}}`) {
 			f.Add(uint8(i), []byte(seed))
 		}
 	}
@@ -49,6 +50,9 @@ func FuzzRequestBody(f *testing.F) {
 		rec := send(fx, ep, body)
 		if rec.Code >= 500 {
 			t.Fatalf("%s %q: got %d %s, want no 5xx", ep.name, body, rec.Code, rec.Body)
+		}
+		if hasDuplicateName(body) && rec.Code != http.StatusBadRequest {
+			t.Fatalf("%s %q: got %d %s, want 400 for a member name twice in one object", ep.name, body, rec.Code, rec.Body)
 		}
 		if rec.Code >= 400 {
 			checkProblem(t, ep, body, rec)
@@ -75,6 +79,57 @@ func send(fx *fixture, ep requestEndpoint, body []byte) *httptest.ResponseRecord
 	rec := httptest.NewRecorder()
 	fx.s.route(ep.h).ServeHTTP(rec, r)
 	return rec
+}
+
+// hasDuplicateName reports whether body's first JSON value has an object
+// with a member name twice, read token by token with encoding/json rather
+// than with what decode uses.
+func hasDuplicateName(body []byte) bool {
+	type frame struct {
+		names    map[string]bool // nil in an array
+		nameNext bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			if top != nil && top.names != nil {
+				top.nameNext = true // this value ends the member
+			}
+			f := &frame{}
+			if tok == json.Delim('{') {
+				f.names, f.nameNext = map[string]bool{}, true
+			}
+			stack = append(stack, f)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			if stack = stack[:len(stack)-1]; len(stack) == 0 {
+				return false
+			}
+			continue
+		}
+		switch {
+		case top == nil:
+			return false // a scalar: the whole value
+		case top.names != nil && top.nameNext:
+			name := tok.(string)
+			if top.names[name] {
+				return true
+			}
+			top.names[name], top.nameNext = true, false
+		case top.names != nil:
+			top.nameNext = true
+		}
+	}
 }
 
 // checkProblem fails unless rec is a problem naming only fields of the

@@ -22,7 +22,9 @@ func (s *Server) routes() *mux.Router {
 
 	r.Handle("/healthz", s.route(s.healthz)).Methods(http.MethodGet)
 	r.Handle("/readyz", s.route(s.readyz)).Methods(http.MethodGet)
-	r.Handle("/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+	if !s.cfg.MetricsElsewhere {
+		r.Handle("/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+	}
 	r.Handle("/openapi.json", s.route(s.openAPI)).Methods(http.MethodGet)
 	r.Handle("/token", s.limitByIP(s.route(s.issueTenantToken))).Methods(http.MethodPost)
 	r.Handle("/documents/{documentId}", s.route(s.downloadDocument)).Methods(http.MethodGet) // presigned, no token

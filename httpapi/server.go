@@ -56,6 +56,10 @@ type Config struct {
 	BodyTimeout  time.Duration
 	BodyMinRate  int // bytes per second
 	WriteTimeout time.Duration
+
+	// MetricsElsewhere: GET /metrics is served on an address of its own
+	// (LEDGER_METRICS_ADDR), so the API does not serve it.
+	MetricsElsewhere bool
 }
 
 // Server is the HTTP API.
@@ -85,7 +89,7 @@ type Server struct {
 	tokenIPLimits *limiters
 	now           func() time.Time
 	router        *mux.Router
-	handler       http.Handler // router behind paceBodies
+	handler       http.Handler // router behind paceBodies and noSniff
 }
 
 // Deps are the Server's collaborators, plugged in by cmd/ledgerd.
@@ -129,7 +133,7 @@ func New(cfg Config, d Deps) *Server {
 	}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
-	s.handler = s.paceBodies(s.router)
+	s.handler = noSniff(s.paceBodies(s.router))
 	return s
 }
 

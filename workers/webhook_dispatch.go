@@ -226,7 +226,7 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 	switch {
 	case errors.Is(err, ErrSecretUnreadable):
 		w.log.Error("webhooks: open the webhook secret", "event", d.eventID, "err", err)
-		a = webhooks.Attempt{Err: "the payment's webhookSecret cannot be read: no webhook was sent"}
+		a = webhooks.Attempt{Err: webhooks.FailureSecretUnusable}
 	case err != nil:
 		w.log.Warn("webhooks: open the webhook secret", "event", d.eventID, "err", err)
 		return false

@@ -50,6 +50,7 @@ type app struct {
 	dash      *dashboard.Dashboard
 	handler   http.Handler // the API, with the partner dashboard under /dashboard
 	workers   *workers.Workers
+	metrics   *metricsServer // nil unless LEDGER_METRICS_ADDR is set
 }
 
 // newApp connects to Postgres (creating and migrating the database) and to
@@ -137,12 +138,17 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
 		InsecureWebhooks: sandbox, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
-		BodyTimeout: cfg.BodyTimeout, BodyMinRate: cfg.BodyMinRate, WriteTimeout: writeTimeout},
+		BodyTimeout: cfg.BodyTimeout, BodyMinRate: cfg.BodyMinRate, WriteTimeout: writeTimeout, MetricsElsewhere: cfg.MetricsAddr != ""},
 		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, APIKeyUses: uses}, Keys: keys, Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
 			CheckWebhookURL: checkHook, SealSecret: sealer.Seal, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready,
 			Unavailable: eventstore.Unavailable, Registry: reg})
+	if cfg.MetricsAddr != "" {
+		if a.metrics, err = listenMetrics(cfg.MetricsAddr, reg, log); err != nil {
+			return nil, err
+		}
+	}
 	a.dash = a.newDashboard(reader, pays, uses, sealer, httpapi.NewPresigner(keys, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.dash)
 	return a, nil
@@ -189,6 +195,9 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 			errs <- fmt.Errorf("http server: %w", err)
 		}
 	}()
+	if a.metrics != nil {
+		go a.metrics.serve(errs)
+	}
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{}, 3)
 	go func() { a.relay.Run(background); done <- struct{}{} }()
@@ -210,6 +219,9 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 	defer cancelShutdown()
 	if serr := srv.Shutdown(shutdownCtx); serr != nil && err == nil {
 		err = fmt.Errorf("drain requests: %w", serr)
+	}
+	if a.metrics != nil {
+		_ = a.metrics.srv.Shutdown(shutdownCtx) // a scrape cut short is taken again
 	}
 	stopBackground()
 	for range 3 {
@@ -254,6 +266,9 @@ func (a *app) printBanner(w io.Writer, addr string) {
 
 // close releases the connections in reverse order of opening.
 func (a *app) close() {
+	if a.metrics != nil {
+		_ = a.metrics.ln.Close() // already closed when serve ran
+	}
 	if a.nc != nil {
 		a.nc.Drain()
 	}

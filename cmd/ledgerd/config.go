@@ -31,6 +31,7 @@ type config struct {
 	TenantTokenTTL    time.Duration
 	UserTokenTTL      time.Duration
 	Addr              string
+	MetricsAddr       string // where GET /metrics is served alone; empty: on Addr
 	Mode              string
 	PublicURL         string
 	DataDir           string
@@ -124,6 +125,8 @@ var settings = []setting{
 	{"LEDGER_TENANT_TOKEN_TTL", "tenant-token-ttl", "1h", "tenant token lifetime", dur(func(c *config) *time.Duration { return &c.TenantTokenTTL })},
 	{"LEDGER_USER_TOKEN_TTL", "user-token-ttl", "24h", "user token lifetime", dur(func(c *config) *time.Duration { return &c.UserTokenTTL })},
 	{"LEDGER_ADDR", "addr", "127.0.0.1:8080", "listen address", str(func(c *config) *string { return &c.Addr })},
+	{"LEDGER_METRICS_ADDR", "metrics-addr", "", "serve GET /metrics on this address alone, and not on LEDGER_ADDR (default: on LEDGER_ADDR)",
+		str(func(c *config) *string { return &c.MetricsAddr })},
 	{"LEDGER_MODE", "mode", "sandbox", "sandbox or production", str(func(c *config) *string { return &c.Mode })},
 	{"LEDGER_PUBLIC_URL", "public-url", "", "base of presigned URLs (default http:// + LEDGER_ADDR)",
 		str(func(c *config) *string { return &c.PublicURL })},
@@ -310,6 +313,11 @@ func (c *config) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("LEDGER_ADDR: %w", err)
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("LEDGER_METRICS_ADDR: %w", err)
+		}
 	}
 	if c.NATSURL == "" {
 		if _, _, err := net.SplitHostPort(c.EmbeddedNATSAddr); err != nil {

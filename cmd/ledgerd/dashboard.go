@@ -173,5 +173,6 @@ func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *even
 		Ledger:      reader,
 		Documents:   links,
 		Feed:        paymentFeed{nc: a.nc, prefix: a.cfg.NATSSubjectPrefix},
+		Keys:        eventstore.NewServerKeys(a.pool), // the CSRF key
 	})
 }

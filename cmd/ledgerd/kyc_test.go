@@ -5,7 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
+	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -36,11 +36,11 @@ func multipartBody(t *testing.T, parts ...part) (*bytes.Buffer, string) {
 	mw := multipart.NewWriter(&b)
 	for _, p := range parts {
 		h := textproto.MIMEHeader{}
-		disp := fmt.Sprintf(`form-data; name=%q`, p.name)
+		params := map[string]string{"name": p.name}
 		if p.fileName != "" {
-			disp += fmt.Sprintf(`; filename=%q`, p.fileName)
+			params["filename"] = p.fileName // RFC 2231-encoded when not ASCII
 		}
-		h.Set("Content-Disposition", disp)
+		h.Set("Content-Disposition", mime.FormatMediaType("form-data", params))
 		if p.contentType != "" {
 			h.Set("Content-Type", p.contentType)
 		}
@@ -106,12 +106,15 @@ func TestUploadKYCDocument(t *testing.T) {
 	k := newKYCSetup(t)
 	s := k.s
 	for _, tt := range []struct {
-		name, token, docType, wantType, fileName, contentType string
-		body                                                  []byte
+		name, token, docType, wantType, fileName, wantName, contentType string
+		body                                                            []byte
 	}{
-		{"pdf by tenant token", k.tok, "passport", "passport", "passport.pdf", "application/pdf", pdfBytes},
-		{"png by user token", k.utok, "SELFIE", "selfie", "me.png", "image/png", pngBytes},
-		{"jpeg named .pdf, mixed case type", k.tok, " Proof_Of_Address ", "proof_of_address", "bill.pdf", "image/jpeg", jpegBytes},
+		{"pdf by tenant token", k.tok, "passport", "passport", "passport.pdf", "passport.pdf", "application/pdf", pdfBytes},
+		{"png by user token", k.utok, "SELFIE", "selfie", "me.png", "me.png", "image/png", pngBytes},
+		// The name's extension is the sniffed type's; invisible characters go.
+		{"pdf named .html", k.tok, "passport", "passport", "evil.html", "evil.pdf", "application/pdf", pdfBytes},
+		{"png named .svg with a bidi control", k.tok, "selfie", "selfie", "inv\u202Efdp.svg", "invfdp.png", "image/png", pngBytes},
+		{"jpeg named .pdf, mixed case type", k.tok, " Proof_Of_Address ", "proof_of_address", "bill.pdf", "bill.jpg", "image/jpeg", jpegBytes},
 	} {
 		parts := []part{filePart(tt.fileName, tt.body), typePart(tt.docType)}
 		if tt.token == k.utok {
@@ -120,7 +123,7 @@ func TestUploadKYCDocument(t *testing.T) {
 		r := k.s.upload(t, k.userID, tt.token, parts...)
 		got := mustStatus(t, r, http.StatusCreated)
 		checkJSON(t, tt.name, got, map[string]any{"id": isUUIDv7, "userId": k.userID, "documentType": tt.wantType,
-			"fileName": tt.fileName, "contentType": tt.contentType, "size": float64(len(tt.body)),
+			"fileName": tt.wantName, "contentType": tt.contentType, "size": float64(len(tt.body)),
 			"sha256": sha256Hex(tt.body), "createdAt": isTimestamp})
 	}
 

@@ -308,7 +308,7 @@ func TestUnreadableWebhookSecret(t *testing.T) {
 	}
 	for i, x := range got[1:] {
 		a := x.(map[string]any)
-		if msg, _ := a["error"].(string); !strings.Contains(msg, "webhookSecret cannot be read") || a["statusCode"] != nil {
+		if a["error"] != webhooks.FailureSecretUnusable || a["statusCode"] != nil {
 			t.Errorf("attempt %d: got %v, want it failed unsent for its secret", i+2, a)
 		}
 	}

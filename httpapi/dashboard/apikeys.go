@@ -26,7 +26,7 @@ func (d *Dashboard) apiKeysPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	view := apiKeysView{Keys: keys}
-	if c, err := r.Cookie(flashCookie); err == nil {
+	if c, err := r.Cookie(d.cookieName(flashCookie)); err == nil {
 		d.clearCookie(w, flashCookie, "/dashboard/api-keys") // read once: a reload shows nothing
 		if apiKey, secret, ok := openFlash(v.SessionID, c.Value); ok {
 			view.New = &newKeyView{APIKey: apiKey, Secret: secret}

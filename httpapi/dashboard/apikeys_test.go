@@ -36,7 +36,7 @@ func TestNewKeySecretShownOnce(t *testing.T) {
 		t.Errorf("create: got tenant %s actor %q, want the session's tenant and dashboard user", gotTenant, gotMeta.Actor)
 	}
 	flash := h.cookies[flashCookie]
-	if flash == nil || strings.Contains(flash.Value, "lsk_the_secret") || flash.Path != "/dashboard/api-keys" || !flash.HttpOnly {
+	if flash == nil || strings.Contains(flash.Value, "lsk_the_secret") || flash.Path != "/" || !flash.HttpOnly {
 		t.Fatalf("flash cookie: got %+v, want the secret sealed, HttpOnly, for the list page only", flash)
 	}
 

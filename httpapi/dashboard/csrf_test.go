@@ -33,11 +33,14 @@ func TestFormsNeedTheCSRFToken(t *testing.T) {
 			t.Errorf("POST %s with a forged token: got %d, want 403", path, rec.Code)
 		}
 	}
-	token := h.cookies[csrfCookie].Value
-	delete(h.cookies, csrfCookie)
-	if rec := h.post("/dashboard/api-keys", url.Values{"csrf": {token}}, false); rec.Code != http.StatusForbidden {
-		t.Errorf("POST with the token but not the cookie: got %d, want 403", rec.Code)
+	token := h.csrfToken("/dashboard/api-keys")
+	session := h.cookies[sessionCookie]
+	delete(h.cookies, sessionCookie)
+	if rec := h.post("/dashboard/api-keys", url.Values{"csrf": {token}}, false); rec.Code != http.StatusSeeOther ||
+		rec.Header().Get("Location") != "/dashboard/sign-in" {
+		t.Errorf("POST with the token but not the session: got %d to %q, want 303 to sign-in", rec.Code, rec.Header().Get("Location"))
 	}
+	h.cookies[sessionCookie] = session
 	if created != 0 {
 		t.Errorf("keys created by refused posts: got %d, want 0", created)
 	}

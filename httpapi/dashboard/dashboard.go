@@ -119,6 +119,13 @@ type Deps struct {
 	Ledger      Ledger
 	Documents   DocumentLinks
 	Feed        Feed
+	Keys        Keys
+}
+
+// Keys are the keys the instances share, one per purpose
+// (eventstore.ServerKeys): a CSRF token one instance made is good at all.
+type Keys interface {
+	Key(ctx context.Context, purpose string) ([]byte, error)
 }
 
 // Secrets seals what the events must keep but no reader of them may use

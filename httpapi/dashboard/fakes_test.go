@@ -345,12 +345,13 @@ func newHarness(t *testing.T, creds fakeCredentials) *harness {
 	h.accounts.add(h.tenant, testEmail, testPassword, "")
 	h.d = New(Config{SecureCookies: true}, Deps{Log: slog.New(slog.DiscardHandler), Accounts: h.accounts,
 		Credentials: creds, Payments: h.payments, Users: fakeUsers{h.reads}, Events: fakeEvents{h.reads},
-		Ledger: fakeLedger{h.reads}, Documents: fakeLinks{}, Feed: h.feed, Secrets: fakeSecrets{}})
+		Ledger: fakeLedger{h.reads}, Documents: fakeLinks{}, Feed: h.feed, Secrets: fakeSecrets{}, Keys: fakeKeys{}})
 	h.d.now = func() time.Time { return h.now }
 	return h
 }
 
-// do sends a request with the jar's cookies and keeps the ones set.
+// do sends a request with the jar's cookies and keeps the ones set, by
+// their names without the __Host- prefix.
 func (h *harness) do(req *http.Request) *httptest.ResponseRecorder {
 	h.t.Helper()
 	for _, c := range h.cookies {
@@ -363,9 +364,9 @@ func (h *harness) do(req *http.Request) *httptest.ResponseRecorder {
 	h.d.ServeHTTP(rec, req)
 	for _, c := range rec.Result().Cookies() {
 		if c.MaxAge < 0 {
-			delete(h.cookies, c.Name)
+			delete(h.cookies, strings.TrimPrefix(c.Name, "__Host-"))
 		} else {
-			h.cookies[c.Name] = c
+			h.cookies[strings.TrimPrefix(c.Name, "__Host-")] = c
 		}
 	}
 	return rec
@@ -376,17 +377,14 @@ func (h *harness) get(path string) *httptest.ResponseRecorder {
 	return h.do(httptest.NewRequest(http.MethodGet, path, nil))
 }
 
-// post sends a form; csrf adds the jar's CSRF token to it.
+// post sends a form; csrf adds the CSRF token its page would carry.
 func (h *harness) post(path string, form url.Values, csrf bool) *httptest.ResponseRecorder {
 	h.t.Helper()
 	if form == nil {
 		form = url.Values{}
 	}
 	if csrf {
-		if h.cookies[csrfCookie] == nil {
-			h.get("/dashboard/sign-in")
-		}
-		form.Set("csrf", h.cookies[csrfCookie].Value)
+		form.Set("csrf", h.csrfToken(path))
 	}
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -422,4 +420,33 @@ func (fakeSecrets) Open(_ context.Context, stored string) (string, error) {
 	}
 	b, err := base64.StdEncoding.DecodeString(b64)
 	return string(b), err
+}
+
+// csrfToken is the token the page of a form posting to path carries: bound
+// to the session behind sign-in, to the pre-session cookie before (which a
+// page sets when the jar has none).
+func (h *harness) csrfToken(path string) string {
+	h.t.Helper()
+	kind, value := "session", ""
+	if c := h.cookies[sessionCookie]; c != nil {
+		value = c.Value
+	}
+	if path == "/dashboard/sign-in" || strings.HasPrefix(path, "/dashboard/set-password") {
+		if h.cookies[preSessionCookie] == nil {
+			h.get("/dashboard/sign-in")
+		}
+		kind, value = "pre-session", h.cookies[preSessionCookie].Value
+	}
+	token, err := h.d.csrfFor(context.Background(), kind, value)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return token
+}
+
+// fakeKeys gives every purpose the same fixed key.
+type fakeKeys struct{}
+
+func (fakeKeys) Key(context.Context, string) ([]byte, error) {
+	return []byte("0123456789abcdef0123456789abcdef"), nil
 }

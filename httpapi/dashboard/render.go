@@ -46,7 +46,13 @@ type layoutView struct {
 // render writes page with status. The page is rendered to a buffer first,
 // so a template error becomes a 500 rather than half a page.
 func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
-	lv := layoutView{Title: title, Nav: page, CSRF: d.csrfToken(w, r), Page: data}
+	csrf, err := d.csrfToken(w, r)
+	if err != nil {
+		d.Log.Error("dashboard CSRF token", "err", err)
+		http.Error(w, "Something went wrong on our side.", http.StatusInternalServerError)
+		return
+	}
+	lv := layoutView{Title: title, Nav: page, CSRF: csrf, Page: data}
 	if v := viewerFrom(r.Context()); v.UserID != uuid.Nil {
 		lv.Viewer = &v
 	}

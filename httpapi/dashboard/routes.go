@@ -6,7 +6,7 @@ import "net/http"
 // session; every POST goes through form, which checks the CSRF token.
 func (d *Dashboard) routes() *http.ServeMux {
 	m := http.NewServeMux()
-	m.Handle("GET /dashboard/static/", http.StripPrefix("/dashboard/", http.FileServerFS(staticFS)))
+	m.Handle("GET /dashboard/static/", d.handle(d.static))
 	m.Handle("GET /dashboard", http.RedirectHandler("/dashboard/payments", http.StatusSeeOther))
 	m.Handle("GET /dashboard/{$}", http.RedirectHandler("/dashboard/payments", http.StatusSeeOther))
 

@@ -37,7 +37,7 @@ func (v viewer) metadata() domain.Metadata {
 // context; anyone else is sent to the sign-in page.
 func (d *Dashboard) signedIn(next http.Handler) http.Handler {
 	return d.handle(func(w http.ResponseWriter, r *http.Request) error {
-		c, err := r.Cookie(sessionCookie)
+		c, err := r.Cookie(d.cookieName(sessionCookie))
 		if err != nil || c.Value == "" {
 			return d.toSignIn(w, r)
 		}

@@ -92,7 +92,7 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 		d.Log.Warn("clear sign-in failures", "err", err)
 	}
 	d.setCookie(w, sessionCookie, session, "/dashboard", d.cfg.SessionTTL)
-	d.renewCSRF(w) // a token planted before sign-in is worthless after it
+	d.renewPreSession(w) // what was planted before sign-in is worthless after it
 	http.Redirect(w, r, "/dashboard/payments", http.StatusSeeOther)
 	return nil
 }

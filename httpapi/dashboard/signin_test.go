@@ -14,23 +14,23 @@ import (
 )
 
 // TestSignInSetsAServerSideSession: a right password appends signed_in
-// with the hash of a new random session id, whose cookie is HttpOnly,
-// SameSite=Strict, Secure and scoped to /dashboard; the CSRF token is renewed.
+// with the hash of a new random session id, whose cookie is __Host-,
+// HttpOnly, SameSite=Strict and Secure; the pre-session cookie is renewed.
 func TestSignInSetsAServerSideSession(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, fakeCredentials{})
 	h.get("/dashboard/sign-in")
-	before := h.cookies[csrfCookie].Value
+	before := h.cookies[preSessionCookie].Value
 	h.signIn()
 	c := h.cookies[sessionCookie]
 	if c == nil || len(c.Value) < 43 {
 		t.Fatalf("session cookie: got %v, want a random id", c)
 	}
-	if !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/dashboard" {
-		t.Errorf("session cookie: got %+v, want HttpOnly, Secure, SameSite=Strict, path /dashboard", c)
+	if !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.Name != "__Host-"+sessionCookie {
+		t.Errorf("session cookie: got %+v, want __Host-, HttpOnly, Secure, SameSite=Strict, path /", c)
 	}
-	if h.cookies[csrfCookie].Value == before {
-		t.Errorf("CSRF token: got the pre-sign-in token, want a new one")
+	if h.cookies[preSessionCookie].Value == before {
+		t.Errorf("pre-session cookie: got the pre-sign-in one, want a new one")
 	}
 	last := h.accounts.events[len(h.accounts.events)-1]
 	in, ok := last.event.(domain.DashboardSignedIn)

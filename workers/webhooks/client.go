@@ -3,12 +3,9 @@ package webhooks
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 )
@@ -27,7 +24,7 @@ const (
 type Attempt struct {
 	StatusCode int           // 0 when no HTTP answer came
 	Duration   time.Duration // from the call to the end of the answer (or the failure)
-	Err        string        // "" on a 2xx, else why the attempt failed, safe to show the merchant
+	Err        string        // "" on a 2xx, else the Failure class of why the attempt failed
 	Delivered  bool          // a 2xx: never send this message again
 }
 
@@ -91,7 +88,7 @@ func (c *Client) Deliver(ctx context.Context, rawURL, secret, msgID string, body
 
 func (c *Client) deliver(ctx context.Context, rawURL, secret, msgID string, body []byte, now time.Time) Attempt {
 	if _, err := parseURL(rawURL, c.allowPrivate); err != nil {
-		return Attempt{Err: err.Error()}
+		return Attempt{Err: FailureInvalidURL}
 	}
 	// A payment without a webhookSecret (spec §2.9 only recommends one)
 	// gets unsigned deliveries rather than none.
@@ -99,14 +96,14 @@ func (c *Client) deliver(ctx context.Context, rawURL, secret, msgID string, body
 	if secret != "" {
 		var err error
 		if sig, err = Sign(secret, msgID, now, body); err != nil {
-			return Attempt{Err: err.Error()}
+			return Attempt{Err: FailureSecretUnusable}
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
 	if err != nil {
-		return Attempt{Err: err.Error()}
+		return Attempt{Err: FailureInvalidURL}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", userAgent)
@@ -118,44 +115,16 @@ func (c *Client) deliver(ctx context.Context, rawURL, secret, msgID string, body
 
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Attempt{Err: describe(err, c.timeout, c.allowPrivate)}
+		return Attempt{Err: classify(err, c.allowPrivate)}
 	}
 	// Draining a bounded amount lets a small answer's connection be reused; a
 	// larger one is cut off by Close. Its errors change nothing: the status is in.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
 	_ = resp.Body.Close()
 
-	a := Attempt{StatusCode: resp.StatusCode}
-	switch code := resp.StatusCode; {
-	case code >= 200 && code < 300:
-		a.Delivered = true
-	case code >= 300 && code < 400:
-		a.Err = fmt.Sprintf("HTTP %d: redirect not followed, the receiver must answer 2xx itself", code)
-	default:
-		a.Err = fmt.Sprintf("HTTP %d %s", code, http.StatusText(code))
+	a := Attempt{StatusCode: resp.StatusCode, Delivered: resp.StatusCode >= 200 && resp.StatusCode < 300}
+	if !a.Delivered {
+		a.Err = FailureHTTPStatus
 	}
 	return a
-}
-
-// describe turns a transport error into the text a merchant reads: without
-// the URL (the attempt list is already per payment) and with timeouts named.
-// Nothing of the service's own network shows: not the address a refused
-// name resolved to (a partner could otherwise point a name at internal
-// addresses and read where they lead), nor the resolver's address, which
-// DNS errors name, nor, outside sandbox mode, whether a name resolved at all.
-func describe(err error, timeout time.Duration, allowPrivate bool) string {
-	dnsErr, isDNS := errors.AsType[*net.DNSError](err)
-	if errors.Is(err, ErrNonPublicAddress) || isDNS && !allowPrivate { // not whether an internal name exists
-		return "refused: the host does not resolve to public addresses only"
-	}
-	if isDNS {
-		return "cannot resolve the host: " + dnsErr.Err
-	}
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		if ue.Timeout() {
-			return fmt.Sprintf("timeout: no answer within %s (%v)", timeout, ue.Err)
-		}
-		err = ue.Err
-	}
-	return err.Error()
 }

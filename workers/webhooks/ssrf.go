@@ -39,19 +39,43 @@ var reserved = []struct {
 	{netip.MustParsePrefix("2001:db8::/32"), "documentation (RFC 3849)"},
 }
 
-// embedding lists the IPv6 prefixes that carry an IPv4 address the
-// traffic reaches, at byte at of the address; the embedded address is
-// judged. NAT64's well-known prefix (RFC 6052): 64:ff9b::a00:1 reaches
-// 10.0.0.1 through a NAT64 gateway. 6to4 (RFC 3056): 2002:a00:1:: is the
-// site of 10.0.0.1, reached through a 6to4 relay or the host's own 6to4
-// interface.
+// embedding lists the IPv6 prefixes that carry an IPv4 address, at byte
+// at of the address, with every bit flipped when flip; each embedded
+// address is judged by the rules for IPv4, since a kernel, tunnel or
+// gateway may deliver the traffic to it. IPv4-mapped ::ffff:0:0/96 is not
+// here: nonPublic unmaps it first, being the IPv4 address itself.
+//
+// IPv4-compatible (RFC 4291, deprecated): ::7f00:1 is 127.0.0.1 to stacks
+// that still read it so. IPv4-translated (RFC 2765): ::ffff:0:a00:1 is
+// 10.0.0.1 behind a SIIT translator. NAT64's well-known prefix (RFC 6052):
+// 64:ff9b::a00:1 reaches 10.0.0.1 through a NAT64 gateway. 6to4 (RFC 3056):
+// 2002:a00:1:: is the site of 10.0.0.1, reached through a 6to4 relay or the
+// host's own 6to4 interface. Teredo (RFC 4380): 2001:0:S:S:…:C:C names its
+// server S and, bits flipped, its client C, and both are reached.
 var embedding = []struct {
 	prefix netip.Prefix
 	at     int
+	flip   bool
 	what   string
 }{
-	{netip.MustParsePrefix("64:ff9b::/96"), 12, "NAT64"},
-	{netip.MustParsePrefix("2002::/16"), 2, "6to4"},
+	{netip.MustParsePrefix("::/96"), 12, false, "IPv4-compatible form"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), 12, false, "IPv4-translated form"},
+	{netip.MustParsePrefix("64:ff9b::/96"), 12, false, "NAT64"},
+	{netip.MustParsePrefix("2002::/16"), 2, false, "6to4"},
+	{netip.MustParsePrefix("2001::/32"), 4, false, "Teredo server"},
+	{netip.MustParsePrefix("2001::/32"), 12, true, "Teredo client"},
+}
+
+// embedded returns the IPv4 address a carries at byte at, bits flipped if flip.
+func embedded(a netip.Addr, at int, flip bool) netip.Addr {
+	b := a.As16()
+	v4 := [4]byte(b[at : at+4])
+	if flip {
+		for i := range v4 {
+			v4[i] ^= 0xff
+		}
+	}
+	return netip.AddrFrom4(v4)
 }
 
 // nonPublic says why a is not a public unicast address, or "" when it is.
@@ -80,8 +104,7 @@ func nonPublic(a netip.Addr) string {
 	}
 	for _, e := range embedding {
 		if e.prefix.Contains(a) {
-			b := a.As16()
-			if why := nonPublic(netip.AddrFrom4([4]byte(b[e.at : e.at+4]))); why != "" {
+			if why := nonPublic(embedded(a, e.at, e.flip)); why != "" {
 				return e.what + " of a " + why + " address"
 			}
 		}

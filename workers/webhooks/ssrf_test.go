@@ -56,6 +56,26 @@ func TestNonPublic(t *testing.T) {
 		{"2002:a00:1::1", false},       // 6to4 of 10.0.0.1
 		{"2002:7f00:1::", false},       // 6to4 of 127.0.0.1
 		{"2002:a9fe:a9fe:1::1", false}, // 6to4 of 169.254.169.254
+		// Every IPv6 form that carries an IPv4 address is judged by it.
+		{"::808:808", true},                           // IPv4-compatible 8.8.8.8
+		{"::127.0.0.1", false},                        // IPv4-compatible loopback
+		{"::a9fe:a9fe", false},                        // IPv4-compatible 169.254.169.254
+		{"::10.0.0.1", false},                         // IPv4-compatible private
+		{"::0.0.0.2", false},                          // IPv4-compatible "this network"
+		{"::ffff:0:808:808", true},                    // IPv4-translated (RFC 2765) 8.8.8.8
+		{"::ffff:0:7f00:1", false},                    // IPv4-translated loopback
+		{"::ffff:0:a9fe:a9fe", false},                 // IPv4-translated 169.254.169.254
+		{"::ffff:0:c0a8:101", false},                  // IPv4-translated 192.168.1.1
+		{"64:ff9b::c0a8:101", false},                  // NAT64 of 192.168.1.1
+		{"64:ff9b::6440:1", false},                    // NAT64 of carrier-grade NAT
+		{"2002:6440:1::1", false},                     // 6to4 of carrier-grade NAT
+		{"2002:0:0::1", false},                        // 6to4 of 0.0.0.0
+		{"2001:0:808:808:0:0:f7f7:f7f7", true},        // Teredo, server 8.8.8.8, client 8.8.8.8
+		{"2001:0:808:808:0:0:80ff:fffe", false},       // Teredo client 127.0.0.1 (bits inverted)
+		{"2001:0:808:808:0:0:5601:5656", false},       // Teredo client 169.254.169.254
+		{"2001:0:808:808:8000:ffff:f5ff:fffe", false}, // Teredo client 10.0.0.1
+		{"2001:0:7f00:1:0:0:f7f7:f7f7", false},        // Teredo server 127.0.0.1
+		{"2001:0:a9fe:a9fe:0:0:f7f7:f7f7", false},     // Teredo server 169.254.169.254
 	} {
 		if why := nonPublic(netip.MustParseAddr(tc.addr)); (why == "") != tc.public {
 			t.Errorf("nonPublic(%s) = %q, want public=%v", tc.addr, why, tc.public)
@@ -74,6 +94,10 @@ func TestDialControl(t *testing.T) {
 		{"[::1]:443", false},
 		{"[fe80::1%eth0]:443", false},
 		{"169.254.169.254:80", false},
+		{"[::127.0.0.1]:443", false},
+		{"[::a9fe:a9fe]:80", false},
+		{"[::ffff:0:7f00:1]:443", false},
+		{"[2001:0:808:808::80ff:fffe]:443", false},
 		{"not-an-address", false},
 	} {
 		err := DialPublicOnly("tcp", tc.address, nil)
@@ -133,6 +157,12 @@ func TestCheckURL(t *testing.T) {
 		{"https://[::ffff:10.0.0.1]/", false, ErrNonPublicAddress},
 		{"https://[::ffff:7f00:1]/", false, ErrNonPublicAddress},
 		{"https://224.0.0.1/", false, ErrNonPublicAddress},
+		{"https://[::127.0.0.1]/", false, ErrNonPublicAddress},
+		{"https://[::a9fe:a9fe]/", false, ErrNonPublicAddress},
+		{"https://[::ffff:0:7f00:1]/", false, ErrNonPublicAddress},
+		{"https://[64:ff9b::a9fe:a9fe]/", false, ErrNonPublicAddress},
+		{"https://[2002:a9fe:a9fe::1]/", false, ErrNonPublicAddress},
+		{"https://[2001:0:808:808::80ff:fffe]/", false, ErrNonPublicAddress},
 	} {
 		err := CheckURL(tc.url, tc.allowPrivate, resolver)
 		switch {
