@@ -1,12 +1,11 @@
 package dashboard
 
 import (
-	"net"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/httpapi/clientkey"
 )
 
 // The lock-out (domain.SignInLockout): after lockoutFailures failed
@@ -15,7 +14,7 @@ import (
 // the password; after lockoutAddressFailures from any clients, no client
 // can. It is counted whether or not an account has the address, so it does
 // not reveal which addresses do. A client is the connection's peer, an
-// IPv6 one by its /64 (signInClient).
+// IPv6 one by its /64 (clientkey.Of).
 const (
 	lockoutFailures        = 5
 	lockoutAddressFailures = 20
@@ -56,7 +55,7 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The attempt counts as failed until the password proves right.
 	lockout := domain.SignInLockout{Since: now.Add(-lockoutWindow), PerClient: lockoutFailures, PerAddress: lockoutAddressFailures}
-	client := signInClient(r)
+	client := clientkey.Of(r)
 	admitted, err := d.Accounts.ReserveSignInAttempt(ctx, email, client, now, lockout)
 	if err != nil {
 		return err
@@ -95,28 +94,6 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 	d.renewCSRF(w) // a token planted before sign-in is worthless after it
 	http.Redirect(w, r, "/dashboard/payments", http.StatusSeeOther)
 	return nil
-}
-
-// signInClient is who a sign-in comes from, for the lock-out: the
-// connection's peer (X-Forwarded-For is not trusted, as for POST /token's
-// limit: behind a proxy every client is the proxy), an IPv6 peer by its
-// /64, the least a host is usually given, so one host cannot pass for
-// many.
-func signInClient(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	addr = addr.Unmap().WithZone("")
-	if addr.Is6() {
-		prefix, _ := addr.Prefix(64)
-		return prefix.String()
-	}
-	return addr.String()
 }
 
 // signOut is POST /dashboard/sign-out: append dashboard_user.signed_out,
