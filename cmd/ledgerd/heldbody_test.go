@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ledger/ledger/httpapi"
 )
 
 // TestKeyedBodiesOverTheRouteLimitUseNoKey: a keyed JSON request over the
@@ -55,7 +56,7 @@ func TestKeyedBodiesOverTheRouteLimitUseNoKey(t *testing.T) {
 // the second, retried under the same key, is stored.
 func TestKeyedBodiesHaveACeiling(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, map[string]string{"LEDGER_MAX_BUFFERED_BYTES": "10551296"})
+	s := startServer(t, map[string]string{"LEDGER_MAX_BUFFERED_BYTES": strconv.Itoa(httpapi.MinBufferedBytes)})
 	tn := s.createTenant(t, "Heldco")
 	tok := s.tenantToken(t, tn.APIKey, tn.APISecret)
 	userID := s.createUser(t, tok, "held@example.com", "Held")["userId"].(string)
