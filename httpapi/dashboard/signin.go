@@ -12,12 +12,15 @@ import (
 // sign-ins of one address from one client within lockoutWindow, that client
 // cannot sign in to that address until the window has moved on, whatever
 // the password; after lockoutAddressFailures from any clients, no client
-// can. It is counted whether or not an account has the address, so it does
-// not reveal which addresses do. A client is the connection's peer, an
-// IPv6 one by its /64 (clientkey.Of).
+// can; and a client with lockoutClientFailures failures at any addresses
+// cannot sign in anywhere, so one source trying address after address
+// gets no password hash computed past that. It is counted whether or not
+// an account has the address, so it does not reveal which addresses do. A
+// client is the connection's peer, an IPv6 one by its /64 (clientkey.Of).
 const (
 	lockoutFailures        = 5
 	lockoutAddressFailures = 20
+	lockoutClientFailures  = 30
 	lockoutWindow          = 15 * time.Minute
 )
 
@@ -54,14 +57,15 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 		return refuse(http.StatusUnauthorized, wrongCredentials)
 	}
 	// The attempt counts as failed until the password proves right.
-	lockout := domain.SignInLockout{Since: now.Add(-lockoutWindow), PerClient: lockoutFailures, PerAddress: lockoutAddressFailures}
+	lockout := domain.SignInLockout{Since: now.Add(-lockoutWindow), PerClient: lockoutFailures, PerAddress: lockoutAddressFailures,
+		PerClientAllAddresses: lockoutClientFailures}
 	client := clientkey.Of(r)
 	admitted, err := d.Accounts.ReserveSignInAttempt(ctx, email, client, now, lockout)
 	if err != nil {
 		return err
 	}
 	if !admitted {
-		return refuse(http.StatusTooManyRequests, "Too many failed sign-ins for this address. Wait 15 minutes, then try again.")
+		return refuse(http.StatusTooManyRequests, "Too many failed sign-ins. Wait 15 minutes, then try again.")
 	}
 	acct, err := d.Accounts.DashboardAccountByEmail(ctx, email)
 	if err != nil && domain.ErrorKind(err) != domain.NotFound {

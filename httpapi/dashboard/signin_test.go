@@ -194,3 +194,25 @@ func TestSetPassword(t *testing.T) {
 		t.Errorf("the link again: got %d, want 404", rec.Code)
 	}
 }
+
+// TestSignInLocksOutAClientTryingManyAddresses: one client failing at
+// lockoutClientFailures addresses, once each, is refused at the next
+// address too, even with the right password there, before any password
+// is checked; another client signs in to it.
+func TestSignInLocksOutAClientTryingManyAddresses(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fakeCredentials{})
+	h.from = "192.0.2.1:40000"
+	for i := range lockoutClientFailures {
+		email := fmt.Sprintf("guess%d@example.com", i)
+		if rec := h.post("/dashboard/sign-in", url.Values{"email": {email}, "password": {"wrong password!"}}, true); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("failure %d at %s: got %d, want 401", i+1, email, rec.Code)
+		}
+	}
+	rec := h.post("/dashboard/sign-in", url.Values{"email": {testEmail}, "password": {testPassword}}, true)
+	if rec.Code != http.StatusTooManyRequests || h.cookies[sessionCookie] != nil {
+		t.Fatalf("right password at a new address past the client's ceiling: got %d, want 429 and no session", rec.Code)
+	}
+	h.from = "198.51.100.7:50000"
+	h.signIn()
+}
