@@ -139,7 +139,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, APIKeyUses: uses}, Keys: keys, Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
-			CheckWebhookURL: checkHook, SealSecret: sealer.Seal, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready,
+			CheckWebhookURL: checkHook, SealSecret: sealer.Seal, Ledger: reader, Events: events{a.store}, Documents: documentStore{reader, cfg.TenantDocumentQuota}, Ready: a.ready,
 			Unavailable: eventstore.Unavailable, Registry: reg})
 	a.dash = a.newDashboard(reader, pays, uses, sealer, httpapi.NewPresigner(keys, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.api.PaceBodies(a.dash)) // the API paces its own

@@ -62,6 +62,7 @@ type config struct {
 	BodyTimeout         time.Duration
 	BodyMinRate         int // bytes per second
 	MaxBufferedBytes    int64
+	TenantDocumentQuota int64 // bytes; 0: none
 }
 
 // setting is one row of the configuration table.
@@ -212,6 +213,8 @@ var settings = []setting{
 		num(func(c *config) *int { return &c.BodyMinRate })},
 	{"LEDGER_MAX_BUFFERED_BYTES", "max-buffered-bytes", "67108864", "most request body bytes held in memory at once (keyed requests); past it 503 server_busy",
 		count(func(c *config) *int64 { return &c.MaxBufferedBytes })},
+	{"LEDGER_TENANT_DOCUMENT_QUOTA", "tenant-document-quota", "1073741824", "most bytes of documents (KYC and payment) a tenant may store; past it 413 document_quota_exceeded; 0: no quota",
+		count(func(c *config) *int64 { return &c.TenantDocumentQuota })},
 }
 
 // defaultCollectionAccounts are the sandbox's collection accounts: made-up
