@@ -62,14 +62,14 @@ func (s *Server) holdBody(r *http.Request, limit bodyLimit, sink io.Writer) (*he
 		b.weight += want
 		s.metrics.held.Add(float64(want))
 		chunk := make([]byte, want)
-		n, err := io.ReadFull(r.Body, chunk)
+		n, err := fill(r.Body, chunk)
 		b.chunks = append(b.chunks, chunk[:n])
 		sink.Write(chunk[:n])
 		size += int64(n)
 		switch {
 		case size > limit.bytes:
 			err = limit.tooLarge
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		case errors.Is(err, io.EOF):
 			return b, nil
 		case errors.Is(err, errBodyTooSlow):
 		case err != nil:
@@ -80,6 +80,22 @@ func (s *Server) holdBody(r *http.Request, limit bodyLimit, sink io.Writer) (*he
 			return nil, err
 		}
 	}
+}
+
+// fill reads from r until p is full or r fails. Unlike io.ReadFull it
+// returns io.EOF as it came, so that a body's end is told apart from a
+// connection closed before Content-Length was reached
+// (io.ErrUnexpectedEOF).
+func fill(r io.Reader, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k, err := r.Read(p[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // reader returns the held body from its start.

@@ -111,3 +111,32 @@ func (s *testServer) awaitHeld(t *testing.T, what string, ok func(held int) bool
 	}
 	t.Fatalf("waiting for %s bytes held: last saw %d", what, held)
 }
+
+// TestKeyedBodyCutShortIsUnreadable: a keyed body whose connection closes
+// before its Content-Length is 400 unreadable_body, not run as though the
+// bytes that came were all of it.
+func TestKeyedBodyCutShortIsUnreadable(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, nil)
+	tn := s.createTenant(t, "Shortco")
+	tok := s.tenantToken(t, tn.APIKey, tn.APISecret)
+	body := []byte(`{"email":"short@example.com","name":"Short"}` + strings.Repeat(" ", 100))
+	raw := rawRequest(http.MethodPost, "/users", body, "Authorization", "Bearer "+tok, "Content-Type", "application/json",
+		"Idempotency-Key", uuid.NewString())
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write(raw[:len(raw)-50]); err != nil {
+		t.Fatal(err)
+	}
+	conn.(*net.TCPConn).CloseWrite()
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("read the answer: %v", err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	mustProblem(t, response{Status: resp.StatusCode, Header: resp.Header, Body: got}, http.StatusBadRequest, "unreadable_body")
+}
