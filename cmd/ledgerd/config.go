@@ -211,7 +211,7 @@ var settings = []setting{
 		dur(func(c *config) *time.Duration { return &c.BodyTimeout })},
 	{"LEDGER_BODY_MIN_RATE", "body-min-rate", "16384", "slowest request body accepted past LEDGER_BODY_TIMEOUT, in bytes per second",
 		num(func(c *config) *int { return &c.BodyMinRate })},
-	{"LEDGER_MAX_BUFFERED_BYTES", "max-buffered-bytes", "67108864", "most request body bytes held in memory at once (keyed requests); past it 503 server_busy",
+	{"LEDGER_MAX_BUFFERED_BYTES", "max-buffered-bytes", strconv.Itoa(httpapi.DefaultMaxBufferedBytes), "most request body bytes held in memory at once (keyed requests); past it 503 server_busy",
 		count(func(c *config) *int64 { return &c.MaxBufferedBytes })},
 	{"LEDGER_TENANT_DOCUMENT_QUOTA", "tenant-document-quota", "1073741824", "most bytes of documents (KYC and payment) a tenant may store; past it 413 document_quota_exceeded; 0: no quota",
 		count(func(c *config) *int64 { return &c.TenantDocumentQuota })},
