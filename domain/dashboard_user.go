@@ -193,18 +193,29 @@ func DecideDashboardSignOut(u DashboardUser, sessionHash string) ([]Event, error
 
 // SignInLockout is the dashboard sign-in's lock-out rule: an attempt at an
 // address is refused once PerClient attempts at it from the same client, or
-// PerAddress from any client, failed after Since. Counting per client keeps
-// one source's guesses from locking the address's owner out everywhere;
-// the per-address ceiling bounds guesses spread over many sources, and only
-// such a spread can lock the owner out.
+// PerAddress from any client, failed after Since, or PerClientAllAddresses
+// from the same client at any addresses. Counting per client keeps one
+// source's guesses from locking the address's owner out everywhere; the
+// per-address ceiling bounds guesses spread over many sources, and only
+// such a spread can lock the owner out. The ceiling across addresses
+// bounds one source trying many addresses, each attempt a password hash
+// to compute.
 type SignInLockout struct {
-	Since      time.Time
-	PerClient  int
-	PerAddress int
+	Since                 time.Time
+	PerClient             int
+	PerAddress            int
+	PerClientAllAddresses int
 }
 
-// Admits reports whether an attempt is let through, given the failures
-// after Since from the attempt's client and from any client.
-func (l SignInLockout) Admits(failedFromClient, failedFromAnywhere int) bool {
-	return failedFromClient < l.PerClient && failedFromAnywhere < l.PerAddress
+// SignInFailures are the failed sign-ins after SignInLockout.Since that
+// bear on an attempt.
+type SignInFailures struct {
+	FromClient             int // at the attempt's address, from its client
+	FromAnywhere           int // at the attempt's address, from any client
+	FromClientAllAddresses int // from the attempt's client, at any address
+}
+
+// Admits reports whether an attempt with the failures f is let through.
+func (l SignInLockout) Admits(f SignInFailures) bool {
+	return f.FromClient < l.PerClient && f.FromAnywhere < l.PerAddress && f.FromClientAllAddresses < l.PerClientAllAddresses
 }

@@ -141,19 +141,20 @@ func TestDecideDisableDashboardUser(t *testing.T) {
 
 func TestSignInLockoutAdmits(t *testing.T) {
 	t.Parallel()
-	l := SignInLockout{PerClient: 5, PerAddress: 20}
+	l := SignInLockout{PerClient: 5, PerAddress: 20, PerClientAllAddresses: 30}
 	for _, c := range []struct {
-		fromClient, fromAnywhere int
-		want                     bool
+		failures SignInFailures
+		want     bool
 	}{
-		{0, 0, true},
-		{4, 19, true},
-		{5, 5, false},  // this client's limit
-		{0, 20, false}, // the address's ceiling, whoever asks
-		{4, 20, false},
+		{SignInFailures{}, true},
+		{SignInFailures{4, 19, 29}, true},
+		{SignInFailures{5, 5, 5}, false},  // this client's limit at the address
+		{SignInFailures{0, 20, 0}, false}, // the address's ceiling, whoever asks
+		{SignInFailures{4, 20, 4}, false},
+		{SignInFailures{0, 0, 30}, false}, // this client's ceiling over every address it tried
 	} {
-		if got := l.Admits(c.fromClient, c.fromAnywhere); got != c.want {
-			t.Errorf("Admits(%d, %d) = %v, want %v", c.fromClient, c.fromAnywhere, got, c.want)
+		if got := l.Admits(c.failures); got != c.want {
+			t.Errorf("Admits(%+v) = %v, want %v", c.failures, got, c.want)
 		}
 	}
 }

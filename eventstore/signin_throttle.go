@@ -23,23 +23,34 @@ func NewSignInThrottle(pool *pgxpool.Pool) *SignInThrottle { return &SignInThrot
 // unless lockout refuses it given the failures after lockout.Since, and if
 // it admits it, records it as a failure at at, before the password is
 // checked: a success clears it (ClearSignInFailures). Counting and
-// recording are one step under a lock on the address, so attempts sent in
-// parallel are admitted one by one and no more than the limits pass in a
-// window; counting before the password check and recording after it let 40
-// parallel guesses through a limit of 5.
+// recording are one step under locks on the client and the address, so
+// attempts sent in parallel are admitted one by one and no more than the
+// limits pass in a window; counting before the password check and
+// recording after it let 40 parallel guesses through a limit of 5.
+// Failures the window has passed are deleted on the way.
 func (s *SignInThrottle) ReserveSignInAttempt(ctx context.Context, email, client string, at time.Time, lockout domain.SignInLockout) (bool, error) {
 	admitted := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('dashboard sign-in ' || $1, 0))`, email); err != nil {
+		// One purge at a time: others skip it rather than wait, or
+		// deadlock deleting the same rows in another order.
+		if _, err := tx.Exec(ctx, `WITH purge AS (SELECT pg_try_advisory_xact_lock(hashtextextended('dashboard sign-in purge', 0)) AS mine)
+			DELETE FROM dashboard_sign_in_failures USING purge WHERE purge.mine AND failed_at <= $1`, lockout.Since); err != nil {
+			return fmt.Errorf("purge: %w", err)
+		}
+		// The client first, then the address, always in that order.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('dashboard sign-in client ' || $1, 0)),
+			pg_advisory_xact_lock(hashtextextended('dashboard sign-in ' || $2, 0))`, client, email); err != nil {
 			return err
 		}
-		var fromClient, fromAnywhere int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE client = $3), count(*)
-			FROM dashboard_sign_in_failures WHERE email = $1 AND failed_at > $2`,
-			email, lockout.Since, client).Scan(&fromClient, &fromAnywhere); err != nil {
+		var f domain.SignInFailures
+		if err := tx.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM dashboard_sign_in_failures WHERE email = $1 AND failed_at > $2 AND client = $3),
+			(SELECT count(*) FROM dashboard_sign_in_failures WHERE email = $1 AND failed_at > $2),
+			(SELECT count(*) FROM dashboard_sign_in_failures WHERE client = $3 AND failed_at > $2)`,
+			email, lockout.Since, client).Scan(&f.FromClient, &f.FromAnywhere, &f.FromClientAllAddresses); err != nil {
 			return err
 		}
-		if !lockout.Admits(fromClient, fromAnywhere) {
+		if !lockout.Admits(f) {
 			return nil
 		}
 		admitted = true

@@ -14,6 +14,10 @@ import (
 // rate: 408, and whatever had arrived is dropped.
 var errBodyTooSlow = domain.Errorf(domain.Invalid, "request_timeout", "the request body arrived too slowly")
 
+// PaceBodies paces the request bodies of next as the API's own are
+// (paceBodies), for the handlers served beside the API (the dashboard).
+func (s *Server) PaceBodies(next http.Handler) http.Handler { return s.paceBodies(next) }
+
 // paceBodies bounds how long a request body may take, against slowloris
 // clients that trickle a body to hold a connection and a handler: the body
 // must be in within Config.BodyTimeout plus one second per
@@ -32,6 +36,8 @@ func (s *Server) paceBodies(next http.Handler) http.Handler {
 		}
 		b := &pacedBody{ReadCloser: r.Body, rc: http.NewResponseController(w), start: time.Now(),
 			grace: s.cfg.BodyTimeout, minRate: s.cfg.BodyMinRate, writeTimeout: s.cfg.WriteTimeout}
+		// Set even for a handler that never reads the body: net/http then
+		// reads what is left before answering, to reuse the connection.
 		if err := b.extend(); err != nil {
 			// Only a writer that is no connection (a test recorder) has no deadlines.
 			s.logger(r).Warn("request body left unpaced", "err", err)

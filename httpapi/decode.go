@@ -19,6 +19,8 @@ import (
 // maxJSONBody is the largest JSON request body accepted (contract §1).
 const maxJSONBody = 1 << 20
 
+var errBodyTooLarge = domain.Errorf(domain.TooLarge, "body_too_large", "the request body is larger than 1 MiB")
+
 // maxRequestBody is the largest body of any request: a 10 MiB upload with
 // its multipart framing.
 const maxRequestBody = 10<<20 + 64<<10
@@ -247,7 +249,7 @@ func decodeError(err error) error {
 	case errors.Is(err, errBodyTooSlow):
 		return errBodyTooSlow
 	case errors.As(err, &tooBig):
-		return domain.Errorf(domain.TooLarge, "body_too_large", "the request body is larger than 1 MiB")
+		return errBodyTooLarge
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		if field == "" {

@@ -3,12 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"errors"
-	"io"
-	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/ledger/ledger/domain"
 )
@@ -42,27 +37,21 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 		if c.Kind == KindUser {
 			scope += "/" + c.UserID.String()
 		}
-		// The request hash covers what the request means: method, path,
-		// content type and body. Read at most one byte over the largest
-		// upload so an oversized body still fails in its handler.
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
-		if errors.Is(err, errBodyTooSlow) {
+		// The route's limit first: a body over it is refused without being
+		// held, and without using the key.
+		hash := newRequestHash(r)
+		body, err := s.holdBody(r, routeBodyLimit(r), hash)
+		if err != nil {
 			return err
 		}
-		if err != nil {
-			return domain.Errorf(domain.Invalid, "unreadable_body", "the request body could not be read")
-		}
-		h := sha256.New()
-		contentType, hashed := withoutBoundary(r.Header.Get("Content-Type"), body)
-		io.WriteString(h, r.Method+" "+r.URL.RequestURI()+"\n"+contentType+"\n")
-		h.Write(hashed)
+		defer body.release()
 
 		var rec *bufferedResponse
-		status, contentType, respBody, replayed, err := s.idempotency.Do(r.Context(), scope, key, h.Sum(nil),
+		status, contentType, respBody, replayed, err := s.idempotency.Do(r.Context(), scope, key, hash.Sum(),
 			func(ctx context.Context) (int, string, []byte, bool) {
 				rec = newBufferedResponse()
 				req := r.Clone(ctx)
-				req.Body = io.NopCloser(bytes.NewReader(body))
+				req.Body = body.reader()
 				next.ServeHTTP(rec, req)
 				// An answer that asks to be retried (Retry-After: a 503, a
 				// lost race) is not the request's outcome: the retry with
@@ -124,24 +113,4 @@ func (b *bufferedResponse) Write(p []byte) (int, error) {
 		b.status = http.StatusOK
 	}
 	return b.body.Write(p)
-}
-
-// boundaryToken stands for a multipart body's boundary in its hash.
-const boundaryToken = "ledger-idempotency-boundary"
-
-// withoutBoundary is a multipart request's Content-Type and body with its
-// boundary replaced by boundaryToken, for the request hash: HTTP clients
-// (curl, Go, Python) draw a new random boundary for every request, so a
-// retry of the same upload would otherwise never match its first try
-// (422 idempotency_key_reused) and could only be sent again under a new
-// key, storing the document twice. A boundary cannot occur in the parts'
-// content, so nothing else changes. Other requests are returned as they are.
-func withoutBoundary(contentType string, body []byte) (string, []byte) {
-	mt, params, err := mime.ParseMediaType(contentType)
-	boundary := params["boundary"]
-	if err != nil || !strings.HasPrefix(mt, "multipart/") || boundary == "" {
-		return contentType, body
-	}
-	params["boundary"] = boundaryToken
-	return mime.FormatMediaType(mt, params), bytes.ReplaceAll(body, []byte("--"+boundary), []byte("--"+boundaryToken))
 }

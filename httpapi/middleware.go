@@ -62,6 +62,7 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	held     prometheus.Gauge // request body bytes held in memory (holdBody)
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -71,9 +72,11 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ledger_http_request_duration_seconds",
 			Help: "HTTP request latency by route template, method and status.", Buckets: prometheus.DefBuckets},
 			[]string{"route", "method", "status"}),
+		held: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ledger_http_request_bytes_held",
+			Help: "Request body bytes held in memory (keyed requests), against LEDGER_MAX_BUFFERED_BYTES."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.latency)
+		reg.MustRegister(m.requests, m.latency, m.held)
 	}
 	return m
 }

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/ledger/ledger/domain"
 )
 
@@ -66,7 +68,7 @@ func TestTransientConflictIsNotKeptForTheKey(t *testing.T) {
 	}{{"lost race", true}, {"the request's own conflict", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			idem := &recordingIdempotency{}
-			s := &Server{log: slog.New(slog.DiscardHandler), idempotency: idem}
+			s := New(Config{}, Deps{Log: slog.New(slog.DiscardHandler), Idempotency: idem, Registry: prometheus.NewRegistry()})
 			h := s.idempotent(s.route(func(http.ResponseWriter, *http.Request) error {
 				return &domain.Error{Kind: domain.Conflict, Code: "concurrent_update", Message: "m", Transient: tc.transient}
 			}))

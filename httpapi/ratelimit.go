@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/httpapi/clientkey"
 )
 
 // RateLimit is a token bucket: Rate requests per second on average and up
@@ -95,16 +95,13 @@ func rateLimited(w http.ResponseWriter, wait time.Duration) error {
 	return errRateLimited
 }
 
-// limitByIP applies the per-client-IP limit of POST /token. The IP is the
-// connection's peer (RemoteAddr): X-Forwarded-For is not trusted, so behind
-// a proxy every client shares the proxy's bucket.
+// limitByIP applies the per-client limit of POST /token. The client is
+// the connection's peer, an IPv6 one by its /64, as for the dashboard's
+// sign-in lock-out (clientkey.Of): behind a proxy every client shares the
+// proxy's bucket.
 func (s *Server) limitByIP(next http.Handler) http.Handler {
 	return s.route(func(w http.ResponseWriter, r *http.Request) error {
-		ip, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			ip = r.RemoteAddr
-		}
-		if wait := s.tokenIPLimits.take(ip, s.now()); wait > 0 {
+		if wait := s.tokenIPLimits.take(clientkey.Of(r), s.now()); wait > 0 {
 			return rateLimited(w, wait)
 		}
 		next.ServeHTTP(w, r)

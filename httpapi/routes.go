@@ -37,7 +37,7 @@ func (s *Server) routes() *mux.Router {
 	api.Handle("/users/{userId}", s.route(s.getUser)).Methods(http.MethodGet)
 	api.Handle("/users/{userId}", s.route(s.updateUser)).Methods(http.MethodPatch)
 	api.Handle("/users/{userId}", s.route(s.disableUser)).Methods(http.MethodDelete)
-	api.Handle("/users/{userId}/kyc-documents", s.route(s.uploadKYCDocument)).Methods(http.MethodPost)
+	api.Handle("/users/{userId}/kyc-documents", uploadRoute{s.route(s.uploadKYCDocument)}).Methods(http.MethodPost)
 	api.Handle("/users/{userId}/kyc-documents", s.route(s.listKYCDocuments)).Methods(http.MethodGet)
 	api.Handle("/profile", s.route(s.getProfile)).Methods(http.MethodGet)
 	api.Handle("/profile", s.route(s.updateProfile)).Methods(http.MethodPatch)
@@ -50,7 +50,7 @@ func (s *Server) routes() *mux.Router {
 	api.Handle("/payments", s.route(s.createPayment)).Methods(http.MethodPost)
 	api.Handle("/payments", s.route(s.listPayments)).Methods(http.MethodGet)
 	api.Handle("/payments/{paymentId}", s.route(s.getPayment)).Methods(http.MethodGet)
-	api.Handle("/payments/{paymentId}/document", s.route(s.attachPaymentDocument)).Methods(http.MethodPost)
+	api.Handle("/payments/{paymentId}/document", uploadRoute{s.route(s.attachPaymentDocument)}).Methods(http.MethodPost)
 	api.Handle("/payments/{paymentId}/documents", s.route(s.listPaymentDocuments)).Methods(http.MethodGet)
 	api.Handle("/payments/{paymentId}/webhooks", s.route(s.listWebhookAttempts)).Methods(http.MethodGet)
 	if s.cfg.Sandbox {

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/ledger/ledger/domain"
 )
@@ -60,6 +61,9 @@ type Config struct {
 	// MetricsElsewhere: GET /metrics is served on an address of its own
 	// (LEDGER_METRICS_ADDR), so the API does not serve it.
 	MetricsElsewhere bool
+	// MaxBufferedBytes is the most request body bytes the process holds
+	// in memory at once (keyed requests); zero: DefaultMaxBufferedBytes.
+	MaxBufferedBytes int64
 }
 
 // Server is the HTTP API.
@@ -87,6 +91,7 @@ type Server struct {
 
 	apiKeyLimits  *limiters
 	tokenIPLimits *limiters
+	held          *semaphore.Weighted // Config.MaxBufferedBytes
 	now           func() time.Time
 	router        *mux.Router
 	handler       http.Handler // router behind paceBodies and noSniff
@@ -125,9 +130,13 @@ func New(cfg Config, d Deps) *Server {
 	if cfg.Issuer == "" {
 		cfg.Issuer = "ledger"
 	}
+	if cfg.MaxBufferedBytes <= 0 {
+		cfg.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
 		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now,
-		apiKeyLimits: newLimiters(cfg.APIKeyRate), tokenIPLimits: newLimiters(cfg.TokenIPRate)}
+		apiKeyLimits: newLimiters(cfg.APIKeyRate), tokenIPLimits: newLimiters(cfg.TokenIPRate),
+		held: semaphore.NewWeighted(cfg.MaxBufferedBytes)}
 	if s.sealSecret = d.SealSecret; s.sealSecret == nil {
 		s.sealSecret = func(_ context.Context, secret string) (string, error) { return secret, nil }
 	}

@@ -25,9 +25,29 @@ const chunkSize = 1 << 20
 // An error from r (a size limit, a broken upload) rolls the document back
 // and is returned as is.
 func (q *Reader) PutDocument(ctx context.Context, d domain.StoredDocument, r io.Reader) (int64, string, error) {
+	return q.PutDocumentWithin(ctx, d, r, 0)
+}
+
+// PutDocumentWithin is PutDocument with a storage quota: the tenant's
+// documents, this one included, may take at most quota bytes (0: no
+// quota), else it returns errDocumentQuota and stores nothing. Orphans
+// count: they take the space. The quota is checked before any byte is
+// read, as the bytes come, and under a lock on the tenant until the
+// commit, so that uploads in parallel cannot pass it together.
+func (q *Reader) PutDocumentWithin(ctx context.Context, d domain.StoredDocument, r io.Reader, quota int64) (int64, string, error) {
 	var size int64
 	h := sha256.New()
 	err := pgx.BeginFunc(ctx, q.pool, func(tx pgx.Tx) error {
+		var used int64
+		if quota > 0 {
+			var err error
+			if used, err = tenantDocumentBytes(ctx, tx, d.TenantID); err != nil {
+				return err
+			}
+			if used >= quota {
+				return errDocumentQuota(quota)
+			}
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO documents (id, tenant_id, owner, content_type, size, sha256, file_name)
 			VALUES ($1, $2, $3, $4, 0, '', $5)`, d.ID, d.TenantID, d.Owner, d.ContentType, d.FileName); err != nil {
 			return fmt.Errorf("insert document: %w", err)
@@ -38,6 +58,9 @@ func (q *Reader) PutDocument(ctx context.Context, d domain.StoredDocument, r io.
 			if k > 0 {
 				h.Write(buf[:k])
 				size += int64(k)
+				if quota > 0 && used+size > quota {
+					return errDocumentQuota(quota)
+				}
 				if _, err := tx.Exec(ctx, `INSERT INTO document_chunks (document_id, n, bytes) VALUES ($1, $2, $3)`,
 					d.ID, n, buf[:k]); err != nil {
 					return fmt.Errorf("insert document chunk: %w", err)
@@ -50,6 +73,18 @@ func (q *Reader) PutDocument(ctx context.Context, d domain.StoredDocument, r io.
 				return rerr
 			}
 		}
+		if quota > 0 {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('documents of ' || $1::text, 0))`, d.TenantID); err != nil {
+				return fmt.Errorf("lock the tenant's documents: %w", err)
+			}
+			others, err := tenantDocumentBytes(ctx, tx, d.TenantID) // this one's row still says 0
+			if err != nil {
+				return err
+			}
+			if others+size > quota {
+				return errDocumentQuota(quota)
+			}
+		}
 		sum := hex.EncodeToString(h.Sum(nil))
 		if _, err := tx.Exec(ctx, `UPDATE documents SET size = $2, sha256 = $3 WHERE id = $1`, d.ID, size, sum); err != nil {
 			return fmt.Errorf("update document: %w", err)
@@ -60,6 +95,22 @@ func (q *Reader) PutDocument(ctx context.Context, d domain.StoredDocument, r io.
 		return 0, "", err
 	}
 	return size, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// errDocumentQuota refuses a document that would take its tenant past
+// its storage quota: 413, as the request is too large for what is left.
+func errDocumentQuota(quota int64) error {
+	return domain.Errorf(domain.TooLarge, "document_quota_exceeded",
+		"this document would take the tenant's documents past their storage quota of %d bytes", quota)
+}
+
+// tenantDocumentBytes is the size of a tenant's stored documents.
+func tenantDocumentBytes(ctx context.Context, tx pgx.Tx, tenantID uuid.UUID) (int64, error) {
+	var used int64
+	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(size), 0) FROM documents WHERE tenant_id = $1`, tenantID).Scan(&used); err != nil {
+		return 0, fmt.Errorf("sum the tenant's documents: %w", err)
+	}
+	return used, nil
 }
 
 // DeleteDocument removes a document whose event was refused. Orphans are

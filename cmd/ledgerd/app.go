@@ -138,11 +138,12 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
 		InsecureWebhooks: sandbox, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
-		BodyTimeout: cfg.BodyTimeout, BodyMinRate: cfg.BodyMinRate, WriteTimeout: writeTimeout, MetricsElsewhere: cfg.MetricsAddr != ""},
+		BodyTimeout: cfg.BodyTimeout, BodyMinRate: cfg.BodyMinRate, WriteTimeout: writeTimeout, MetricsElsewhere: cfg.MetricsAddr != "",
+		MaxBufferedBytes: cfg.MaxBufferedBytes},
 		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, APIKeyUses: uses}, Keys: keys, Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
-			CheckWebhookURL: checkHook, SealSecret: sealer.Seal, Ledger: reader, Events: events{a.store}, Documents: reader, Ready: a.ready,
+			CheckWebhookURL: checkHook, SealSecret: sealer.Seal, Ledger: reader, Events: events{a.store}, Documents: documentStore{reader, cfg.TenantDocumentQuota}, Ready: a.ready,
 			Unavailable: eventstore.Unavailable, Registry: reg})
 	if cfg.MetricsAddr != "" {
 		if a.metrics, err = listenMetrics(cfg.MetricsAddr, reg, log); err != nil {
@@ -150,7 +151,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		}
 	}
 	a.dash = a.newDashboard(reader, pays, uses, sealer, httpapi.NewPresigner(keys, cfg.PublicURL, nil))
-	a.handler = withDashboard(a.api, a.dash)
+	a.handler = withDashboard(a.api, a.api.PaceBodies(a.dash)) // the API paces its own
 	return a, nil
 }
 
@@ -181,9 +182,10 @@ const writeTimeout = 2 * time.Minute
 func (a *app) serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// No ReadTimeout: the API paces request bodies itself (LEDGER_BODY_TIMEOUT
-	// and LEDGER_BODY_MIN_RATE), which one fixed timeout cannot do for both
-	// small JSON bodies and 10 MiB uploads.
+	// No ReadTimeout: every request's body, API or dashboard, is paced
+	// (LEDGER_BODY_TIMEOUT and LEDGER_BODY_MIN_RATE), which one fixed
+	// timeout cannot do for both small JSON bodies and 10 MiB uploads.
+	// Headers have ReadHeaderTimeout, idle keep-alive connections IdleTimeout.
 	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: a.cfg.ReadHeaderTimeout,
 		WriteTimeout: writeTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}

@@ -63,6 +63,8 @@ type config struct {
 	ReadHeaderTimeout   time.Duration
 	BodyTimeout         time.Duration
 	BodyMinRate         int // bytes per second
+	MaxBufferedBytes    int64
+	TenantDocumentQuota int64 // bytes; 0: none
 }
 
 // setting is one row of the configuration table.
@@ -213,6 +215,10 @@ var settings = []setting{
 		dur(func(c *config) *time.Duration { return &c.BodyTimeout })},
 	{"LEDGER_BODY_MIN_RATE", "body-min-rate", "16384", "slowest request body accepted past LEDGER_BODY_TIMEOUT, in bytes per second",
 		num(func(c *config) *int { return &c.BodyMinRate })},
+	{"LEDGER_MAX_BUFFERED_BYTES", "max-buffered-bytes", strconv.Itoa(httpapi.DefaultMaxBufferedBytes), "most request body bytes held in memory at once (keyed requests); past it 503 server_busy",
+		count(func(c *config) *int64 { return &c.MaxBufferedBytes })},
+	{"LEDGER_TENANT_DOCUMENT_QUOTA", "tenant-document-quota", "1073741824", "most bytes of documents (KYC and payment) a tenant may store; past it 413 document_quota_exceeded; 0: no quota",
+		count(func(c *config) *int64 { return &c.TenantDocumentQuota })},
 }
 
 // defaultCollectionAccounts are the sandbox's collection accounts: made-up
@@ -330,6 +336,9 @@ func (c *config) validate() error {
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if !c.webhookPrivateSet {
 		c.WebhookAllowPrivate = c.Mode == "sandbox"
+	}
+	if c.MaxBufferedBytes < httpapi.MinBufferedBytes {
+		return fmt.Errorf("LEDGER_MAX_BUFFERED_BYTES must be at least %d (one upload with its framing), not %d", httpapi.MinBufferedBytes, c.MaxBufferedBytes)
 	}
 	if c.LNMaxFeePPM > 1_000_000 {
 		return fmt.Errorf("LEDGER_LN_MAX_FEE_PPM must be at most 1000000 (the whole amount), not %d", c.LNMaxFeePPM)

@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -169,4 +171,53 @@ func TestSlowBodiesAreCutOff(t *testing.T) {
 	if a.elapsed < time.Second {
 		t.Errorf("steady body: took %v, want it past the 1 s LEDGER_BODY_TIMEOUT to show the deadline moving", a.elapsed)
 	}
+}
+
+// TestDashboardBodiesArePaced: a request to the dashboard that announces
+// a body and never sends it (Content-Length: 1000, nothing after the
+// headers) is answered or hung up on by the server, as the API's are: no
+// route leaves a connection waiting on a body with no deadline.
+// GET /dashboard/sign-in answers without reading the body, and net/http
+// then reads it to reuse the connection; the others read it as a form.
+func TestDashboardBodiesArePaced(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, slowClientEnv)
+	for _, target := range []struct{ method, path string }{
+		{http.MethodGet, "/dashboard/sign-in"},
+		{http.MethodGet, "/dashboard/anything"},
+		{http.MethodPost, "/dashboard/sign-out"},
+		{http.MethodPost, "/dashboard/sign-in"},
+	} {
+		// Keep-alive (no Connection: close), so that net/http wants the
+		// unread body off the connection before it answers.
+		raw := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: ledger.test\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+			"Content-Length: 1000\r\n\r\n", target.method, target.path)
+		t.Run(target.method+" "+target.path, func(t *testing.T) {
+			t.Parallel()
+			if err := s.stall(t, raw); err != nil {
+				t.Errorf("a body that never comes: %v", err)
+			}
+		})
+	}
+}
+
+// stall sends raw and nothing more, and returns an error if the server
+// neither answers nor hangs up before the client gives up (far past any
+// deadline the server sets).
+func (s *testServer) stall(t *testing.T, raw string) error {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, err = io.Copy(io.Discard, conn) // an answer, then the close; or the close alone
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return errors.New("the server held the connection, with no answer and no hang-up")
+	}
+	return nil
 }

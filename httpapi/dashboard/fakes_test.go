@@ -94,16 +94,24 @@ type signInFailure struct {
 func (f *fakeAccounts) ReserveSignInAttempt(_ context.Context, email, client string, at time.Time, lockout domain.SignInLockout) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fromClient, fromAnywhere := 0, 0
-	for _, failed := range f.failures[email] {
-		if failed.at.After(lockout.Since) {
-			fromAnywhere++
+	var n domain.SignInFailures
+	for address, failures := range f.failures {
+		for _, failed := range failures {
+			if !failed.at.After(lockout.Since) {
+				continue
+			}
 			if failed.client == client {
-				fromClient++
+				n.FromClientAllAddresses++
+			}
+			if address == email {
+				n.FromAnywhere++
+				if failed.client == client {
+					n.FromClient++
+				}
 			}
 		}
 	}
-	if !lockout.Admits(fromClient, fromAnywhere) {
+	if !lockout.Admits(n) {
 		return false, nil
 	}
 	f.failures[email] = append(f.failures[email], signInFailure{client, at})

@@ -1,24 +1,26 @@
 package dashboard
 
 import (
-	"net"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/httpapi/clientkey"
 )
 
 // The lock-out (domain.SignInLockout): after lockoutFailures failed
 // sign-ins of one address from one client within lockoutWindow, that client
 // cannot sign in to that address until the window has moved on, whatever
 // the password; after lockoutAddressFailures from any clients, no client
-// can. It is counted whether or not an account has the address, so it does
-// not reveal which addresses do. A client is the connection's peer, an
-// IPv6 one by its /64 (signInClient).
+// can; and a client with lockoutClientFailures failures at any addresses
+// cannot sign in anywhere, so one source trying address after address
+// gets no password hash computed past that. It is counted whether or not
+// an account has the address, so it does not reveal which addresses do. A
+// client is the connection's peer, an IPv6 one by its /64 (clientkey.Of).
 const (
 	lockoutFailures        = 5
 	lockoutAddressFailures = 20
+	lockoutClientFailures  = 30
 	lockoutWindow          = 15 * time.Minute
 )
 
@@ -55,14 +57,15 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 		return refuse(http.StatusUnauthorized, wrongCredentials)
 	}
 	// The attempt counts as failed until the password proves right.
-	lockout := domain.SignInLockout{Since: now.Add(-lockoutWindow), PerClient: lockoutFailures, PerAddress: lockoutAddressFailures}
-	client := signInClient(r)
+	lockout := domain.SignInLockout{Since: now.Add(-lockoutWindow), PerClient: lockoutFailures, PerAddress: lockoutAddressFailures,
+		PerClientAllAddresses: lockoutClientFailures}
+	client := clientkey.Of(r)
 	admitted, err := d.Accounts.ReserveSignInAttempt(ctx, email, client, now, lockout)
 	if err != nil {
 		return err
 	}
 	if !admitted {
-		return refuse(http.StatusTooManyRequests, "Too many failed sign-ins for this address. Wait 15 minutes, then try again.")
+		return refuse(http.StatusTooManyRequests, "Too many failed sign-ins. Wait 15 minutes, then try again.")
 	}
 	acct, err := d.Accounts.DashboardAccountByEmail(ctx, email)
 	if err != nil && domain.ErrorKind(err) != domain.NotFound {
@@ -95,28 +98,6 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 	d.renewPreSession(w) // what was planted before sign-in is worthless after it
 	http.Redirect(w, r, "/dashboard/payments", http.StatusSeeOther)
 	return nil
-}
-
-// signInClient is who a sign-in comes from, for the lock-out: the
-// connection's peer (X-Forwarded-For is not trusted, as for POST /token's
-// limit: behind a proxy every client is the proxy), an IPv6 peer by its
-// /64, the least a host is usually given, so one host cannot pass for
-// many.
-func signInClient(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	addr = addr.Unmap().WithZone("")
-	if addr.Is6() {
-		prefix, _ := addr.Prefix(64)
-		return prefix.String()
-	}
-	return addr.String()
 }
 
 // signOut is POST /dashboard/sign-out: append dashboard_user.signed_out,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -125,26 +124,6 @@ func TestSignInLocksOutEveryClientPastTheAddressCeiling(t *testing.T) {
 	}
 }
 
-// TestSignInClient: a client is its peer's address, IPv4 however written,
-// IPv6 by its /64.
-func TestSignInClient(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct{ remote, want string }{
-		{"192.0.2.1:40000", "192.0.2.1"},
-		{"[::ffff:192.0.2.1]:40000", "192.0.2.1"},
-		{"[2001:db8:1:2:aaaa::1]:40000", "2001:db8:1:2::/64"},
-		{"[2001:db8:1:2:bbbb::7%eth0]:40000", "2001:db8:1:2::/64"},
-		{"[2001:db8:1:3::1]:40000", "2001:db8:1:3::/64"},
-		{"@", "@"}, // not an address (a Unix socket's peer): itself
-	} {
-		r := httptest.NewRequest(http.MethodPost, "/dashboard/sign-in", nil)
-		r.RemoteAddr = c.remote
-		if got := signInClient(r); got != c.want {
-			t.Errorf("signInClient(%q) = %q, want %q", c.remote, got, c.want)
-		}
-	}
-}
-
 func TestSignOutEndsTheSession(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, fakeCredentials{})
@@ -214,4 +193,26 @@ func TestSetPassword(t *testing.T) {
 	if rec := h.get("/dashboard/set-password?token=the-token"); rec.Code != http.StatusNotFound {
 		t.Errorf("the link again: got %d, want 404", rec.Code)
 	}
+}
+
+// TestSignInLocksOutAClientTryingManyAddresses: one client failing at
+// lockoutClientFailures addresses, once each, is refused at the next
+// address too, even with the right password there, before any password
+// is checked; another client signs in to it.
+func TestSignInLocksOutAClientTryingManyAddresses(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fakeCredentials{})
+	h.from = "192.0.2.1:40000"
+	for i := range lockoutClientFailures {
+		email := fmt.Sprintf("guess%d@example.com", i)
+		if rec := h.post("/dashboard/sign-in", url.Values{"email": {email}, "password": {"wrong password!"}}, true); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("failure %d at %s: got %d, want 401", i+1, email, rec.Code)
+		}
+	}
+	rec := h.post("/dashboard/sign-in", url.Values{"email": {testEmail}, "password": {testPassword}}, true)
+	if rec.Code != http.StatusTooManyRequests || h.cookies[sessionCookie] != nil {
+		t.Fatalf("right password at a new address past the client's ceiling: got %d, want 429 and no session", rec.Code)
+	}
+	h.from = "198.51.100.7:50000"
+	h.signIn()
 }
