@@ -45,6 +45,9 @@ func checkToken(t *testing.T, s *testServer, r response, kind, tenantID, userID 
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type: got %q, want application/json", ct)
 	}
+	if cc, pragma := r.Header.Get("Cache-Control"), r.Header.Get("Pragma"); cc != "no-store" || pragma != "no-cache" {
+		t.Errorf("Cache-Control, Pragma: got %q, %q; want no-store, no-cache (RFC 6749 §5.1)", cc, pragma)
+	}
 	want := []string{"accessToken", "tokenType", "expiresIn", "expiresAt"}
 	if kind == "user" {
 		want = append(want, "userId")
