@@ -44,6 +44,7 @@ type app struct {
 	store   *eventstore.Store
 	relay   *eventstore.Relay
 	idem    *eventstore.Idempotency
+	keys    *eventstore.Keys
 	api     *httpapi.Server
 	dash    *dashboard.Dashboard
 	handler http.Handler // the API, with the partner dashboard under /dashboard
@@ -74,7 +75,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	if err := eventstore.Migrate(ctx, a.pool, migrations...); err != nil {
 		return nil, err
 	}
-	if err := eventstore.EnsureKey(ctx, a.pool); err != nil {
+	if err := eventstore.EnsureKey(ctx, a.pool, cfg.tokenLifetimes()); err != nil {
 		return nil, err
 	}
 
@@ -106,7 +107,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.idem.OnCommit(a.relay.Wake)
 	reader := projections.NewReader(a.pool)
 	uses := eventstore.NewAPIKeyUses(a.pool)
-	keys := eventstore.NewKeys(a.pool)
+	a.keys = eventstore.NewKeys(a.pool)
+	keys := signingKeys{a.keys}
 	rails, err := newRails(cfg)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/workers/rails/prices"
 )
@@ -301,6 +302,12 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	err := c.validate()
 	return c, err
+}
+
+// tokenLifetimes are the lifetimes this instance signs tokens for, which
+// the signing keys it makes allow.
+func (c *config) tokenLifetimes() eventstore.TokenLifetimes {
+	return eventstore.TokenLifetimes{Tenant: c.TenantTokenTTL, User: c.UserTokenTTL}
 }
 
 func (c *config) validate() error {
