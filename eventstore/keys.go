@@ -50,8 +50,9 @@ const keyReloadAge = KeyCacheAge - time.Second
 //     instance has read the keys again; its successor signs at once, as
 //     nothing else may.
 type Keys struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
+	pool   *pgxpool.Pool
+	master *MasterKeys
+	now    func() time.Time
 
 	mu       sync.Mutex
 	keys     []SigningKey // oldest first
@@ -74,8 +75,10 @@ type TokenLifetimes struct {
 	Tenant, User time.Duration
 }
 
-// NewKeys returns the key store over pool.
-func NewKeys(pool *pgxpool.Pool) *Keys { return &Keys{pool: pool, now: time.Now} }
+// NewKeys returns the key store over pool, whose keys master unwraps.
+func NewKeys(pool *pgxpool.Pool, master *MasterKeys) *Keys {
+	return &Keys{pool: pool, master: master, now: time.Now}
+}
 
 // SetClock replaces the clock the keys are used by (tests move it instead
 // of waiting).
@@ -127,16 +130,27 @@ func (k *Keys) Verifying(ctx context.Context, kid string) (SigningKey, error) {
 }
 
 // load reads the keys that are not revoked, oldest first, each retired at
-// its successor's signs_from.
+// its successor's signs_from. A key still in clear (made before envelope
+// encryption, until WrapStoredKeys runs) is taken as it is; one wrapped
+// with a master key this process does not hold fails the load, loudly.
 func (k *Keys) load(ctx context.Context) error {
-	rows, err := k.pool.Query(ctx, `SELECT kid, secret, signs_from, COALESCE(tenant_token_ttl, '0'), COALESCE(user_token_ttl, '0')
+	rows, err := k.pool.Query(ctx, `SELECT kid, secret, wrapped_secret, kek_id, signs_from,
+		COALESCE(tenant_token_ttl, '0'), COALESCE(user_token_ttl, '0')
 		FROM signing_keys WHERE revoked_at IS NULL ORDER BY created_at, kid`)
 	if err != nil {
 		return fmt.Errorf("load signing keys: %w", err)
 	}
 	var keys []SigningKey
 	var key SigningKey
-	if _, err := pgx.ForEachRow(rows, []any{&key.KID, &key.Secret, &key.SignsFrom, &key.Lifetimes.Tenant, &key.Lifetimes.User}, func() error {
+	var wrapped []byte
+	var kekID *string
+	if _, err := pgx.ForEachRow(rows, []any{&key.KID, &key.Secret, &wrapped, &kekID, &key.SignsFrom, &key.Lifetimes.Tenant, &key.Lifetimes.User}, func() error {
+		if kekID != nil {
+			var err error
+			if key.Secret, err = k.master.unwrap(*kekID, signingKeyAAD(key.KID), wrapped); err != nil {
+				return err
+			}
+		}
 		keys = append(keys, key)
 		return nil
 	}); err != nil {
@@ -169,8 +183,12 @@ func (k *Keys) load(ctx context.Context) error {
 // request new tokens (a client that does so on 401 goes on working). The
 // new key may then be refused for up to a second by an instance that read
 // the keys just before (Keys.Verifying).
-func RotateKey(ctx context.Context, pool *pgxpool.Pool, revokePrevious bool, lifetimes TokenLifetimes) (kid string, revoked []string, err error) {
-	return rotateKey(ctx, pool, revokePrevious, false, lifetimes)
+//
+// The key is stored wrapped with master, which must be the master key the
+// stored keys are wrapped with (or one of them, while it changes): a key
+// the instances cannot unwrap would stop them signing.
+func RotateKey(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys, revokePrevious bool, lifetimes TokenLifetimes) (kid string, revoked []string, err error) {
+	return rotateKey(ctx, pool, master, revokePrevious, false, lifetimes)
 }
 
 // signingKeysLock serialises the making of signing keys, so that of two
@@ -178,7 +196,7 @@ func RotateKey(ctx context.Context, pool *pgxpool.Pool, revokePrevious bool, lif
 const signingKeysLock = 0x6c65646765720014
 
 // rotateKey is RotateKey; with onlyFirst, it makes a key only if there is none.
-func rotateKey(ctx context.Context, pool *pgxpool.Pool, revokePrevious, onlyFirst bool, lifetimes TokenLifetimes) (kid string, revoked []string, err error) {
+func rotateKey(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys, revokePrevious, onlyFirst bool, lifetimes TokenLifetimes) (kid string, revoked []string, err error) {
 	if lifetimes.Tenant <= 0 || lifetimes.User <= 0 {
 		return "", nil, fmt.Errorf("signing key lifetimes must be positive, not %v", lifetimes)
 	}
@@ -187,9 +205,18 @@ func rotateKey(ctx context.Context, pool *pgxpool.Pool, revokePrevious, onlyFirs
 	suffix := make([]byte, 4)
 	rand.Read(suffix)
 	kid = time.Now().UTC().Format("20060102T150405.000000Z") + "-" + hex.EncodeToString(suffix)
+	kekID, wrapped := master.wrap(signingKeyAAD(kid), secret)
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(signingKeysLock)); err != nil {
 			return err
+		}
+		var foreign bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM signing_keys WHERE kek_id IS NOT NULL)
+			AND NOT EXISTS (SELECT 1 FROM signing_keys WHERE kek_id = $1)`, kekID).Scan(&foreign); err != nil {
+			return err
+		}
+		if foreign {
+			return fmt.Errorf("%w: the stored keys are wrapped with another master key (LEDGER_MASTER_KEY_FILE must be ledgerd's)", ErrMasterKey)
 		}
 		if onlyFirst {
 			var exists bool
@@ -206,11 +233,11 @@ func rotateKey(ctx context.Context, pool *pgxpool.Pool, revokePrevious, onlyFirs
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO signing_keys (kid, secret, created_at, signs_from, tenant_token_ttl, user_token_ttl)
-			SELECT $1, $2, clock_timestamp(),
+		_, err := tx.Exec(ctx, `INSERT INTO signing_keys (kid, wrapped_secret, kek_id, created_at, signs_from, tenant_token_ttl, user_token_ttl)
+			SELECT $1, $2, $6, clock_timestamp(),
 				clock_timestamp() + CASE WHEN EXISTS (SELECT 1 FROM signing_keys WHERE revoked_at IS NULL) THEN $3::interval ELSE '0' END,
 				$4, $5`,
-			kid, secret, KeyCacheAge, lifetimes.Tenant, lifetimes.User)
+			kid, wrapped, KeyCacheAge, lifetimes.Tenant, lifetimes.User, kekID)
 		return err
 	})
 	if err != nil {
@@ -222,13 +249,13 @@ func rotateKey(ctx context.Context, pool *pgxpool.Pool, revokePrevious, onlyFirs
 // EnsureKey prepares the signing keys for an instance that signs tokens
 // for lifetimes: it creates the first key if there is none, and gives keys
 // made before lifetimes were stored these (SQL could not know them).
-func EnsureKey(ctx context.Context, pool *pgxpool.Pool, lifetimes TokenLifetimes) error {
+func EnsureKey(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys, lifetimes TokenLifetimes) error {
 	if _, err := pool.Exec(ctx, `UPDATE signing_keys SET tenant_token_ttl = $1 WHERE tenant_token_ttl IS NULL`, lifetimes.Tenant); err != nil {
 		return fmt.Errorf("record signing key lifetimes: %w", err)
 	}
 	if _, err := pool.Exec(ctx, `UPDATE signing_keys SET user_token_ttl = $1 WHERE user_token_ttl IS NULL`, lifetimes.User); err != nil {
 		return fmt.Errorf("record signing key lifetimes: %w", err)
 	}
-	_, _, err := rotateKey(ctx, pool, false, true, lifetimes)
+	_, _, err := rotateKey(ctx, pool, master, false, true, lifetimes)
 	return err
 }

@@ -29,12 +29,13 @@ func TestRotationPublishesBeforeSigning(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 60*time.Second)
 	pool := mustMigrated(t, 4)
-	if err := EnsureKey(ctx, pool, testLifetimes); err != nil {
+	master := mustMasterKeys(t)
+	if err := EnsureKey(ctx, pool, master, testLifetimes); err != nil {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{now: time.Now()}
 	start := clock.now
-	instances := []*Keys{newTestKeys(NewKeys(pool), clock), newTestKeys(NewKeys(pool), clock), newTestKeys(NewKeys(pool), clock)}
+	instances := []*Keys{newTestKeys(NewKeys(pool, master), clock), newTestKeys(NewKeys(pool, master), clock), newTestKeys(NewKeys(pool, master), clock)}
 	// The instances read the keys at different moments (0, 3 s, 6.5 s),
 	// the first just before the rotation.
 	phases := []time.Duration{0, 3 * time.Second, 6500 * time.Millisecond}
@@ -42,7 +43,7 @@ func TestRotationPublishesBeforeSigning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, _, err := RotateKey(ctx, pool, false, testLifetimes)
+	second, _, err := RotateKey(ctx, pool, master, false, testLifetimes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,18 +97,19 @@ func TestSigningKeysRetireAndRevoke(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
 	pool := mustMigrated(t, 2)
+	master := mustMasterKeys(t)
 	short := TokenLifetimes{Tenant: 2 * time.Second, User: 3 * time.Second}
-	if err := EnsureKey(ctx, pool, short); err != nil {
+	if err := EnsureKey(ctx, pool, master, short); err != nil {
 		t.Fatal(err)
 	}
-	keys := NewKeys(pool)
+	keys := NewKeys(pool, master)
 	clock := &fakeClock{now: time.Now()}
 	keys.SetClock(clock.Now)
 	first, err := keys.Signing(ctx)
 	if err != nil || first.Lifetimes != short || !first.RetiredAt.IsZero() {
 		t.Fatalf("first key: got %+v %v, want lifetimes %v, not retired", first, err, short)
 	}
-	second, revoked, err := RotateKey(ctx, pool, false, testLifetimes)
+	second, revoked, err := RotateKey(ctx, pool, master, false, testLifetimes)
 	if err != nil || len(revoked) != 0 {
 		t.Fatalf("rotate: got %v %v, want nothing revoked", revoked, err)
 	}
@@ -123,7 +125,7 @@ func TestSigningKeysRetireAndRevoke(t *testing.T) {
 		t.Fatalf("second key: got %+v (%v), want not retired, lifetimes %v", got, err, testLifetimes)
 	}
 
-	third, revoked, err := RotateKey(ctx, pool, true, testLifetimes)
+	third, revoked, err := RotateKey(ctx, pool, master, true, testLifetimes)
 	if err != nil || len(revoked) != 2 || !(revoked[0] == first.KID && revoked[1] == second || revoked[0] == second && revoked[1] == first.KID) {
 		t.Fatalf("rotate --revoke-previous: got %v %v, want %s and %s revoked", revoked, err, first.KID, second)
 	}
@@ -149,13 +151,14 @@ func TestEnsureKeyGivesOldKeysLifetimes(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
 	pool := mustMigrated(t, 2)
+	master := mustMasterKeys(t)
 	if _, err := pool.Exec(ctx, `INSERT INTO signing_keys (kid, secret, signs_from) VALUES ('old', '\x00', now())`); err != nil {
 		t.Fatal(err)
 	}
-	if err := EnsureKey(ctx, pool, testLifetimes); err != nil {
+	if err := EnsureKey(ctx, pool, master, testLifetimes); err != nil {
 		t.Fatal(err)
 	}
-	if err := EnsureKey(ctx, pool, TokenLifetimes{Tenant: time.Second, User: time.Second}); err != nil {
+	if err := EnsureKey(ctx, pool, master, TokenLifetimes{Tenant: time.Second, User: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	var n int

@@ -75,7 +75,14 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	if err := eventstore.Migrate(ctx, a.pool, migrations...); err != nil {
 		return nil, err
 	}
-	if err := eventstore.EnsureKey(ctx, a.pool, cfg.tokenLifetimes()); err != nil {
+	master, err := masterKeys(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := eventstore.WrapStoredKeys(ctx, a.pool, master); err != nil {
+		return nil, err
+	}
+	if err := eventstore.EnsureKey(ctx, a.pool, master, cfg.tokenLifetimes()); err != nil {
 		return nil, err
 	}
 
@@ -99,7 +106,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.relay = eventstore.NewRelay(a.pool, js, eventstore.RelayConfig{Stream: cfg.NATSStream,
 		SubjectPrefix: cfg.NATSSubjectPrefix, Replicas: cfg.NATSReplicas}, log, reg)
 	a.store = eventstore.New(a.pool, projections.Projector{}, reg)
-	sealer := eventstore.NewSealer(a.pool) // webhookSecrets, dashboard password hashes, recorded responses
+	sealer := eventstore.NewSealer(a.pool, master) // webhookSecrets, dashboard password hashes, recorded responses
 	a.idem = eventstore.NewIdempotency(a.pool, sealer)
 	// The relay of this process sequences its appends as soon as they
 	// commit, instead of at its next poll.
@@ -107,8 +114,9 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.idem.OnCommit(a.relay.Wake)
 	reader := projections.NewReader(a.pool)
 	uses := eventstore.NewAPIKeyUses(a.pool)
-	a.keys = eventstore.NewKeys(a.pool)
+	a.keys = eventstore.NewKeys(a.pool, master)
 	keys := signingKeys{a.keys}
+	warnOfCappedLifetimes(ctx, cfg, a.keys, log)
 	rails, err := newRails(cfg)
 	if err != nil {
 		return nil, err

@@ -34,6 +34,7 @@ type config struct {
 	Mode              string
 	PublicURL         string
 	DataDir           string
+	MasterKeyFiles    []string // the first wraps; empty: the sandbox's local one
 	LogLevel          string
 
 	Validity            domain.Validity
@@ -128,6 +129,17 @@ var settings = []setting{
 	{"LEDGER_PUBLIC_URL", "public-url", "", "base of presigned URLs (default http:// + LEDGER_ADDR)",
 		str(func(c *config) *string { return &c.PublicURL })},
 	{"LEDGER_DATA_DIR", "data-dir", "./.ledger", "local state of the embedded NATS server", str(func(c *config) *string { return &c.DataDir })},
+	{"LEDGER_MASTER_KEY_FILE", "master-key-file", "", "file of 32 random bytes that wraps the signing and sealing keys stored in Postgres; " +
+		"comma-separated while changing it (the first wraps, all unwrap); production requires it, the sandbox makes one under LEDGER_DATA_DIR",
+		func(c *config, v string) error {
+			c.MasterKeyFiles = nil
+			for _, f := range strings.Split(v, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					c.MasterKeyFiles = append(c.MasterKeyFiles, f)
+				}
+			}
+			return nil
+		}},
 	{"LEDGER_LOG_LEVEL", "log-level", "info", "debug, info, warn or error", str(func(c *config) *string { return &c.LogLevel })},
 	{"LEDGER_VALIDITY", "validity", "lightning=600s,slow=24h,momo=180s,bank=72h,usdt=1h",
 		"payment validity per funding rail", func(c *config, v string) error { return parseValidity(v, &c.Validity) }},
@@ -328,6 +340,9 @@ func (c *config) validate() error {
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if !c.webhookPrivateSet {
 		c.WebhookAllowPrivate = c.Mode == "sandbox"
+	}
+	if c.Mode == "production" && len(c.MasterKeyFiles) == 0 {
+		return fmt.Errorf("LEDGER_MASTER_KEY_FILE is required in production: a file of 32 random bytes (head -c 32 /dev/urandom), kept out of the database and its backups")
 	}
 	if c.LNMaxFeePPM > 1_000_000 {
 		return fmt.Errorf("LEDGER_LN_MAX_FEE_PPM must be at most 1000000 (the whole amount), not %d", c.LNMaxFeePPM)

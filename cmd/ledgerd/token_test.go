@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -78,8 +79,11 @@ func checkToken(t *testing.T, s *testServer, r response, kind, tenantID, userID 
 	if kid == "" {
 		t.Fatalf("header kid: got %v, want a key id", header["kid"])
 	}
-	var secret []byte
-	s.queryRow(t, `SELECT secret FROM signing_keys WHERE kid = $1`, []any{kid}, &secret)
+	key, err := s.app.keys.Verifying(context.Background(), kid)
+	if err != nil {
+		t.Fatalf("signing key %s: %v", kid, err)
+	}
+	secret := key.Secret
 	parts := strings.Split(tr.AccessToken, ".")
 	if got := hmacSignature(parts[0]+"."+parts[1], secret); got != parts[2] {
 		t.Errorf("signature: got %s, want HMAC-SHA256 under key %s: %s", parts[2], kid, got)

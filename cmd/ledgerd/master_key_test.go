@@ -1,0 +1,41 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Production refuses to start without a master key.
+func TestProductionNeedsAMasterKey(t *testing.T) {
+	t.Parallel()
+	_, err := loadConfig(nil, func(k string) string { return map[string]string{"LEDGER_MODE": "production"}[k] }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "LEDGER_MASTER_KEY_FILE") {
+		t.Errorf("production without LEDGER_MASTER_KEY_FILE: got %v, want an error naming it", err)
+	}
+}
+
+// The sandbox without LEDGER_MASTER_KEY_FILE makes a local master key
+// under LEDGER_DATA_DIR, says so, and a second instance there uses it.
+func TestSandboxMakesALocalMasterKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := startServer(t, map[string]string{"LEDGER_MASTER_KEY_FILE": "", "LEDGER_DATA_DIR": dir})
+	kek, err := os.ReadFile(filepath.Join(dir, "master.key"))
+	if err != nil || len(kek) != 32 {
+		t.Fatalf("master key under LEDGER_DATA_DIR: got %d bytes (%v), want 32", len(kek), err)
+	}
+	if logs := a.logs.String(); !strings.Contains(logs, "local master key") || !strings.Contains(logs, filepath.Join(dir, "master.key")) {
+		t.Errorf("log: want it to say the sandbox made a local master key at %s", filepath.Join(dir, "master.key"))
+	}
+	b := startServer(t, map[string]string{"DATABASE_URL": a.DatabaseURL, "LEDGER_NATS_STREAM": a.Stream.Name,
+		"LEDGER_NATS_SUBJECT_PREFIX": a.Stream.SubjectPrefix, "LEDGER_MASTER_KEY_FILE": "", "LEDGER_DATA_DIR": dir})
+	tn := a.createTenant(t, "Kruger")
+	token := a.tenantToken(t, tn.APIKey, tn.APISecret)
+	if r := b.post(t, "/users/token", token, `{"userId":"`+tn.OwnerUserID+`"}`); r.Status != http.StatusOK {
+		t.Errorf("a's token on b: got %d %s, want 200", r.Status, r.Body)
+	}
+}

@@ -1,0 +1,18 @@
+-- Signing and sealing keys are stored wrapped under a master key that
+-- never enters the database (eventstore/keys_master.go): wrapped_* holds
+-- the 12-byte nonce, then the AES-256-GCM ciphertext and tag, and kek_id
+-- names the master key. SQL cannot know the master key, so the keys
+-- stored in clear before this migration are wrapped by ledgerd at its next
+-- start (eventstore.WrapStoredKeys), which empties their clear column.
+ALTER TABLE signing_keys
+    ALTER COLUMN secret DROP NOT NULL,
+    ADD COLUMN wrapped_secret bytea,
+    ADD COLUMN kek_id text,
+    ADD CONSTRAINT signing_keys_clear_or_wrapped
+        CHECK ((secret IS NULL) <> (wrapped_secret IS NULL) AND (wrapped_secret IS NULL) = (kek_id IS NULL));
+ALTER TABLE sealing_keys
+    ALTER COLUMN key DROP NOT NULL,
+    ADD COLUMN wrapped_key bytea,
+    ADD COLUMN kek_id text,
+    ADD CONSTRAINT sealing_keys_clear_or_wrapped
+        CHECK ((key IS NULL) <> (wrapped_key IS NULL) AND (wrapped_key IS NULL) = (kek_id IS NULL));
