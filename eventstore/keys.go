@@ -134,7 +134,7 @@ func (k *Keys) Verifying(ctx context.Context, kid string) (SigningKey, error) {
 // encryption, until WrapStoredKeys runs) is taken as it is; one wrapped
 // with a master key this process does not hold fails the load, loudly.
 func (k *Keys) load(ctx context.Context) error {
-	rows, err := k.pool.Query(ctx, `SELECT kid, secret, wrapped_secret, kek_id, signs_from,
+	rows, err := k.pool.Query(ctx, `SELECT kid, clear_secret, wrapped_secret, kek_id, signs_from,
 		COALESCE(tenant_token_ttl, '0'), COALESCE(user_token_ttl, '0')
 		FROM signing_keys WHERE revoked_at IS NULL ORDER BY created_at, kid`)
 	if err != nil {
@@ -210,19 +210,18 @@ func rotateKey(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys, revo
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(signingKeysLock)); err != nil {
 			return err
 		}
-		var foreign bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM signing_keys WHERE kek_id IS NOT NULL)
-			AND NOT EXISTS (SELECT 1 FROM signing_keys WHERE kek_id = $1)`, kekID).Scan(&foreign); err != nil {
-			return err
-		}
-		if foreign {
-			return fmt.Errorf("%w: the stored keys are wrapped with another master key (LEDGER_MASTER_KEY_FILE must be ledgerd's)", ErrMasterKey)
-		}
 		if onlyFirst {
 			var exists bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM signing_keys)`).Scan(&exists); err != nil || exists {
 				return err
 			}
+		}
+		var foreign bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM signing_keys WHERE kek_id <> ALL($1))`, master.IDs()).Scan(&foreign); err != nil {
+			return err
+		}
+		if foreign {
+			return fmt.Errorf("%w: stored keys are wrapped with a master key not given (LEDGER_MASTER_KEY_FILE must be ledgerd's)", ErrMasterKey)
 		}
 		if revokePrevious {
 			rows, err := tx.Query(ctx, `UPDATE signing_keys SET revoked_at = clock_timestamp() WHERE revoked_at IS NULL RETURNING kid`)

@@ -50,11 +50,11 @@ func TestDumpHoldsNoKey(t *testing.T) {
 	master := mustMasterKeys(t)
 
 	oldSigning, oldSealing := randomBytes(32), randomBytes(32)
-	if _, err := pool.Exec(ctx, `INSERT INTO signing_keys (kid, secret, signs_from, tenant_token_ttl, user_token_ttl)
+	if _, err := pool.Exec(ctx, `INSERT INTO signing_keys (kid, clear_secret, signs_from, tenant_token_ttl, user_token_ttl)
 		VALUES ('old', $1, now() - interval '1 hour', '1 hour', '1 day')`, oldSigning); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO sealing_keys (kid, key, created_at) VALUES ('k0', $1, now() - interval '1 hour')`, oldSealing); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO sealing_keys (kid, clear_key, created_at) VALUES ('k0', $1, now() - interval '1 hour')`, oldSealing); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -98,8 +98,8 @@ func TestDumpHoldsNoKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	var clear int
-	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM signing_keys WHERE secret IS NOT NULL) +
-		(SELECT count(*) FROM sealing_keys WHERE key IS NOT NULL)`).Scan(&clear); err != nil || clear != 0 {
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM signing_keys WHERE clear_secret IS NOT NULL) +
+		(SELECT count(*) FROM sealing_keys WHERE clear_key IS NOT NULL)`).Scan(&clear); err != nil || clear != 0 {
 		t.Errorf("keys in clear: got %d (%v), want none", clear, err)
 	}
 
@@ -156,6 +156,10 @@ func TestRewrapKeys(t *testing.T) {
 	sealed, err := NewSealer(pool, older).Seal(ctx, "whsec_kept")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every process restarts holding both, the new one first.
+	if err := EnsureKey(ctx, pool, both, testLifetimes); err != nil {
+		t.Fatalf("start with both master keys: %v", err)
 	}
 	before, err := NewKeys(pool, both).Signing(ctx)
 	if err != nil {

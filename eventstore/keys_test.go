@@ -152,7 +152,7 @@ func TestEnsureKeyGivesOldKeysLifetimes(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
 	pool := mustMigrated(t, 2)
 	master := mustMasterKeys(t)
-	if _, err := pool.Exec(ctx, `INSERT INTO signing_keys (kid, secret, signs_from) VALUES ('old', '\x00', now())`); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO signing_keys (kid, clear_secret, signs_from) VALUES ('old', '\x00', now())`); err != nil {
 		t.Fatal(err)
 	}
 	if err := EnsureKey(ctx, pool, master, testLifetimes); err != nil {

@@ -13,8 +13,8 @@ var wrappedTables = []struct {
 	table, clear, wrapped string
 	aad                   func(kid string) string
 }{
-	{"signing_keys", "secret", "wrapped_secret", signingKeyAAD},
-	{"sealing_keys", "key", "wrapped_key", sealingKeyAAD},
+	{"signing_keys", "clear_secret", "wrapped_secret", signingKeyAAD},
+	{"sealing_keys", "clear_key", "wrapped_key", sealingKeyAAD},
 }
 
 // WrapStoredKeys wraps under master every key still stored in clear (the

@@ -159,7 +159,7 @@ func (s *Sealer) key(ctx context.Context, kid string) (cipher.AEAD, error) {
 func (s *Sealer) load(ctx context.Context, kid string) (cipher.AEAD, error) {
 	var key, wrapped []byte
 	var kekID *string
-	err := s.pool.QueryRow(ctx, `SELECT key, wrapped_key, kek_id FROM sealing_keys WHERE kid = $1`, kid).Scan(&key, &wrapped, &kekID)
+	err := s.pool.QueryRow(ctx, `SELECT clear_key, wrapped_key, kek_id FROM sealing_keys WHERE kid = $1`, kid).Scan(&key, &wrapped, &kekID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: no sealing key %q", ErrSealed, kid)
 	}

@@ -55,9 +55,10 @@ type app struct {
 // NATS (starting the embedded server when NATS_URL is unset) and builds the parts.
 func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err error) {
 	a = &app{cfg: cfg, log: log}
+	opened := a // a failed start returns a nil *app, and still closes what it opened
 	defer func() {
 		if err != nil {
-			a.close()
+			opened.close()
 		}
 	}()
 	if err := eventstore.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
@@ -116,7 +117,9 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	uses := eventstore.NewAPIKeyUses(a.pool)
 	a.keys = eventstore.NewKeys(a.pool, master)
 	keys := signingKeys{a.keys}
-	warnOfCappedLifetimes(ctx, cfg, a.keys, log)
+	if err := checkSigningKey(ctx, cfg, a.keys, log); err != nil {
+		return nil, err
+	}
 	rails, err := newRails(cfg)
 	if err != nil {
 		return nil, err

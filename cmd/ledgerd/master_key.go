@@ -29,16 +29,19 @@ func masterKeys(cfg config, log *slog.Logger) (*eventstore.MasterKeys, error) {
 	return m, nil
 }
 
-// warnOfCappedLifetimes says when this instance is set for longer tokens
-// than the signing key allows: it signs them for the key's lifetime
-// (ledgerctl keys rotate --tenant-token-ttl/--user-token-ttl raises it).
-func warnOfCappedLifetimes(ctx context.Context, cfg config, keys *eventstore.Keys, log *slog.Logger) {
+// checkSigningKey reads the signing key at start, so that a master key
+// that does not unwrap the stored keys stops ledgerd at once, and says
+// when this instance is set for longer tokens than the key allows: it
+// signs them for the key's lifetime (ledgerctl keys rotate
+// --tenant-token-ttl/--user-token-ttl raises it).
+func checkSigningKey(ctx context.Context, cfg config, keys *eventstore.Keys, log *slog.Logger) error {
 	key, err := keys.Signing(ctx)
 	if err != nil {
-		return // the first request reports it
+		return err
 	}
 	if cfg.TenantTokenTTL > key.Lifetimes.Tenant || cfg.UserTokenTTL > key.Lifetimes.User {
 		log.Warn("token lifetimes above the signing key's are capped at the key's", "kid", key.KID,
 			"tenantTokenTTL", key.Lifetimes.Tenant.String(), "userTokenTTL", key.Lifetimes.User.String())
 	}
+	return nil
 }

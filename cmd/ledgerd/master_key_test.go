@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // Production refuses to start without a master key.
@@ -37,5 +44,31 @@ func TestSandboxMakesALocalMasterKey(t *testing.T) {
 	token := a.tenantToken(t, tn.APIKey, tn.APISecret)
 	if r := b.post(t, "/users/token", token, `{"userId":"`+tn.OwnerUserID+`"}`); r.Status != http.StatusOK {
 		t.Errorf("a's token on b: got %d %s, want 200", r.Status, r.Body)
+	}
+}
+
+// ledgerd refuses to start with a master key that does not unwrap the
+// stored keys, rather than start and fail every token.
+func TestStartRefusesAnotherMasterKey(t *testing.T) {
+	t.Parallel()
+	a := startServer(t, nil)
+	other, _, err := eventstore.LocalMasterKeyFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DATABASE_URL": a.DatabaseURL, "NATS_URL": testenv.NATSURL(), "LEDGER_NATS_STREAM": a.Stream.Name,
+		"LEDGER_NATS_SUBJECT_PREFIX": a.Stream.SubjectPrefix, "LEDGER_ADDR": "127.0.0.1:0", "LEDGER_MASTER_KEY_FILE": other}
+	cfg, err := loadConfig(nil, func(k string) string { return vars[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := newApp(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err == nil {
+		b.close()
+	}
+	if !errors.Is(err, eventstore.ErrMasterKey) {
+		t.Errorf("start with another master key: got %v, want ErrMasterKey", err)
 	}
 }
