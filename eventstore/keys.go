@@ -49,6 +49,8 @@ const keyReloadAge = KeyCacheAge - time.Second
 //   - A revoked key (rotate --revoke-previous) verifies nothing once an
 //     instance has read the keys again; its successor signs at once, as
 //     nothing else may.
+//
+// The secrets are stored wrapped under the master key (keys_master.go).
 type Keys struct {
 	pool   *pgxpool.Pool
 	master *MasterKeys
@@ -65,7 +67,8 @@ type SigningKey struct {
 	KID       string
 	Secret    []byte
 	SignsFrom time.Time
-	// RetiredAt is the next key's SignsFrom; zero for the newest key.
+	// RetiredAt is the earliest SignsFrom of the later keys; zero for the
+	// newest key.
 	RetiredAt time.Time
 	Lifetimes TokenLifetimes
 }
