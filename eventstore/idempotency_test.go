@@ -17,7 +17,7 @@ func TestIdempotencyKeepsOnlyFinalAnswers(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
 	pool := mustMigrated(t, 4)
-	idem := NewIdempotency(pool, NewSealer(pool))
+	idem := NewIdempotency(pool, NewSealer(pool, mustMasterKeys(t)))
 	runs := 0
 	for i, final := range []bool{false, false, true, true} {
 		_, _, body, replayed, err := idem.Do(ctx, "tenant", "key", []byte("hash"),
@@ -43,7 +43,7 @@ func TestIdempotencySealsRecordedResponses(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
 	pool := mustMigrated(t, 4)
-	idem := NewIdempotency(pool, NewSealer(pool))
+	idem := NewIdempotency(pool, NewSealer(pool, mustMasterKeys(t)))
 	const answer = `{"token":"eyJhbGciOiJFUzI1NiJ9.secret"}`
 	for range 2 {
 		_, _, body, _, err := idem.Do(ctx, "tenant/user", "key", []byte("hash"),

@@ -15,126 +15,231 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// KeyCacheAge bounds how long an instance signs with a key after a rotation
-// (contract §2: within 10 s every instance signs with the new key), and how
-// long it goes on verifying with a key after that key's revocation.
+// KeyCacheAge bounds how long an instance keeps its copy of the keys: a
+// rotation reaches every instance within it (contract §2: within 10 s
+// every instance signs with the new key), and so does a revocation.
 const KeyCacheAge = 10 * time.Second
 
-// Keys is the shared store of JWT signing keys, cached per process. The newest
-// key signs; every stored key that is not revoked verifies, so tokens signed
-// before a rotation stay valid until they expire. A superseded key is
-// retired once no instance signs with it any more (KeyCacheAge after its
-// successor was made): what it verifies must have been signed by then, so
-// the verifier refuses anything it signed that outlives that moment by
-// more than its kind's lifetime (a token forged with a leaked key, say).
+// keyReloadAge is the cache age at which an instance reads the keys again:
+// a second under KeyCacheAge, which covers the time between a key's
+// created_at and the commit that publishes it, and a load's round trip.
+const keyReloadAge = KeyCacheAge - time.Second
+
+// Keys is the shared store of JWT signing keys, cached per process.
+//
+// The rule, which holds on every instance whatever its own settings:
+//
+//   - A key is published before it signs. A rotation stores the new key
+//     with signs_from = created_at + KeyCacheAge; an instance signs with
+//     the newest key whose signs_from has passed. Every instance reads the
+//     keys again once its copy is keyReloadAge old, so by signs_from every
+//     instance knows the key, and none refuses a token it signed. The
+//     instances' clocks may run up to a second ahead of Postgres's for
+//     that; and an instance that meets an unknown kid reads the keys again
+//     if its copy is over a second old, which covers clocks up to
+//     KeyCacheAge less two seconds ahead.
+//   - A key is retired at the signs_from of the next key: from then on no
+//     instance signs with it. It still verifies what it signed until that
+//     expires.
+//   - What a key may sign is stored with it: the longest tenant and user
+//     token lifetimes. A verifier bounds a token by them only, so a token
+//     verifies on every instance until it expires, and a token forged with
+//     a leaked retired key is refused once it outlives the key's
+//     retirement by more than its lifetime.
+//   - A revoked key (rotate --revoke-previous) verifies nothing once an
+//     instance has read the keys again; its successor signs at once, as
+//     nothing else may.
+//
+// The secrets are stored wrapped under the master key (keys_master.go).
 type Keys struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
+	pool   *pgxpool.Pool
+	master *MasterKeys
+	now    func() time.Time
 
 	mu       sync.Mutex
-	byKID    map[string]verifyingKey
-	current  string
+	keys     []SigningKey // oldest first
+	byKID    map[string]SigningKey
 	loadedAt time.Time
 }
 
-// verifyingKey is a stored key and when it was retired (zero: the newest).
-type verifyingKey struct {
-	secret    []byte
-	retiredAt time.Time
+// SigningKey is a stored key and the bounds stored with it.
+type SigningKey struct {
+	KID       string
+	Secret    []byte
+	SignsFrom time.Time
+	// RetiredAt is the earliest SignsFrom of the later keys; zero for the
+	// newest key.
+	RetiredAt time.Time
+	Lifetimes TokenLifetimes
 }
 
-// NewKeys returns the key store over pool.
-func NewKeys(pool *pgxpool.Pool) *Keys { return &Keys{pool: pool, now: time.Now} }
+// TokenLifetimes are the longest lifetimes of the tokens a key signs.
+type TokenLifetimes struct {
+	Tenant, User time.Duration
+}
 
-// CurrentSigningKey returns the key new tokens are signed with.
-func (k *Keys) CurrentSigningKey(ctx context.Context) (string, []byte, error) {
+// NewKeys returns the key store over pool, whose keys master unwraps.
+func NewKeys(pool *pgxpool.Pool, master *MasterKeys) *Keys {
+	return &Keys{pool: pool, master: master, now: time.Now}
+}
+
+// SetClock replaces the clock the keys are used by (tests move it instead
+// of waiting).
+func (k *Keys) SetClock(now func() time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.now().Sub(k.loadedAt) > KeyCacheAge || k.current == "" {
-		if err := k.load(ctx); err != nil {
-			return "", nil, err
-		}
-	}
-	if k.current == "" {
-		return "", nil, errors.New("no signing key: run ledgerctl keys rotate")
-	}
-	return k.current, k.byKID[k.current].secret, nil
+	k.now = now
 }
 
-// SigningKey returns the secret of kid and when it was retired (zero for
-// the key that signs now). The cache is read again when it is older than
-// KeyCacheAge, so a revocation reaches every instance within that, and for
-// an unknown kid at most once a second, so a key rotated in by another
-// instance is found at once and garbage kids cannot hammer the database.
-// A revoked or unknown kid is Unauthenticated.
-func (k *Keys) SigningKey(ctx context.Context, kid string) (secret []byte, retiredAt time.Time, err error) {
+// Signing returns the key new tokens are signed with: the newest whose
+// signs_from has passed.
+func (k *Keys) Signing(ctx context.Context) (SigningKey, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.now().Sub(k.loadedAt) >= keyReloadAge || len(k.keys) == 0 {
+		if err := k.load(ctx); err != nil {
+			return SigningKey{}, err
+		}
+	}
+	now := k.now()
+	for i := len(k.keys) - 1; i >= 0; i-- {
+		if !k.keys[i].SignsFrom.After(now) {
+			return k.keys[i], nil
+		}
+	}
+	return SigningKey{}, errors.New("no signing key: run ledgerctl keys rotate")
+}
+
+// Verifying returns the key kid, if it verifies. The cache is read again
+// when it is keyReloadAge old, and for an unknown kid at most once a
+// second, so a key rotated in with --revoke-previous is found soon and
+// garbage kids cannot hammer the database. A revoked or unknown kid is
+// Unauthenticated.
+func (k *Keys) Verifying(ctx context.Context, kid string) (SigningKey, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	age := k.now().Sub(k.loadedAt)
 	key, ok := k.byKID[kid]
-	if age > KeyCacheAge || !ok && age > time.Second {
+	if age >= keyReloadAge || !ok && age > time.Second {
 		if err := k.load(ctx); err != nil {
-			return nil, time.Time{}, err
+			return SigningKey{}, err
 		}
 		key, ok = k.byKID[kid]
 	}
 	if !ok {
-		return nil, time.Time{}, domain.Errorf(domain.Unauthenticated, "invalid_token", "unknown signing key")
+		return SigningKey{}, domain.Errorf(domain.Unauthenticated, "invalid_token", "unknown signing key")
 	}
-	return key.secret, key.retiredAt, nil
+	return key, nil
 }
 
-// load reads the keys that are not revoked, oldest first: each is retired
-// KeyCacheAge after the next one was made.
+// load reads the keys that are not revoked, oldest first, each retired at
+// its successor's signs_from. A key still in clear (made before envelope
+// encryption, until WrapStoredKeys runs) is taken as it is; one wrapped
+// with a master key this process does not hold fails the load, loudly.
 func (k *Keys) load(ctx context.Context) error {
-	rows, err := k.pool.Query(ctx, `SELECT kid, secret, created_at FROM signing_keys WHERE revoked_at IS NULL ORDER BY created_at, kid`)
+	rows, err := k.pool.Query(ctx, `SELECT kid, clear_secret, wrapped_secret, kek_id, signs_from,
+		COALESCE(tenant_token_ttl, '0'), COALESCE(user_token_ttl, '0')
+		FROM signing_keys WHERE revoked_at IS NULL ORDER BY created_at, kid`)
 	if err != nil {
 		return fmt.Errorf("load signing keys: %w", err)
 	}
-	byKID := map[string]verifyingKey{}
-	current := ""
-	var kid string
-	var secret []byte
-	var created time.Time
-	if _, err := pgx.ForEachRow(rows, []any{&kid, &secret, &created}, func() error {
-		if current != "" {
-			previous := byKID[current]
-			previous.retiredAt = created.Add(KeyCacheAge)
-			byKID[current] = previous
+	var keys []SigningKey
+	var key SigningKey
+	var wrapped []byte
+	var kekID *string
+	if _, err := pgx.ForEachRow(rows, []any{&key.KID, &key.Secret, &wrapped, &kekID, &key.SignsFrom, &key.Lifetimes.Tenant, &key.Lifetimes.User}, func() error {
+		if kekID != nil {
+			var err error
+			if key.Secret, err = k.master.unwrap(*kekID, signingKeyAAD(key.KID), wrapped); err != nil {
+				return err
+			}
 		}
-		byKID[kid], current = verifyingKey{secret: secret}, kid
+		keys = append(keys, key)
 		return nil
 	}); err != nil {
 		return fmt.Errorf("load signing keys: %w", err)
 	}
-	k.byKID, k.current, k.loadedAt = byKID, current, k.now()
+	// A key is retired once any later key signs: a successor rotated out
+	// again before it signed retires its predecessor all the same.
+	byKID := make(map[string]SigningKey, len(keys))
+	var next time.Time // the earliest signs_from of the keys after keys[i]
+	for i := len(keys) - 1; i >= 0; i-- {
+		keys[i].RetiredAt = next
+		if next.IsZero() || keys[i].SignsFrom.Before(next) {
+			next = keys[i].SignsFrom
+		}
+		byKID[keys[i].KID] = keys[i]
+	}
+	k.keys, k.byKID, k.loadedAt = keys, byKID, k.now()
 	return nil
 }
 
-// RotateKey adds a new random 256-bit signing key and returns its kid. The
-// key ids are time-ordered so the newest key sorts last. With
-// revokePrevious (a key leaked), every earlier key is revoked in the same
-// transaction and the kids revoked are returned: within KeyCacheAge
+// RotateKey adds a new random 256-bit signing key, which signs tokens for
+// at most lifetimes, and returns its kid. The key ids are time-ordered so
+// the newest key sorts last. The key signs KeyCacheAge after it is made,
+// once every instance has read it, or at once when no other key could
+// sign (the first key, or revokePrevious).
+//
+// With revokePrevious (a key leaked), every earlier key is revoked in the
+// same transaction and the kids revoked are returned: within KeyCacheAge
 // nothing they signed verifies on any instance, so every partner must
-// request new tokens (a client that does so on 401 goes on working).
-func RotateKey(ctx context.Context, pool *pgxpool.Pool, revokePrevious bool) (kid string, revoked []string, err error) {
+// request new tokens (a client that does so on 401 goes on working). The
+// new key may then be refused for up to a second by an instance that read
+// the keys just before (Keys.Verifying).
+//
+// The key is stored wrapped with master, which must be the master key the
+// stored keys are wrapped with (or one of them, while it changes): a key
+// the instances cannot unwrap would stop them signing.
+func RotateKey(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys, revokePrevious bool, lifetimes TokenLifetimes) (kid string, revoked []string, err error) {
+	return rotateKey(ctx, pool, master, revokePrevious, false, lifetimes)
+}
+
+// signingKeysLock serialises the making of signing keys, so that of two
+// keys made at once the second is published before it signs.
+const signingKeysLock = 0x6c65646765720014
+
+// rotateKey is RotateKey; with onlyFirst, it makes a key only if there is none.
+func rotateKey(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys, revokePrevious, onlyFirst bool, lifetimes TokenLifetimes) (kid string, revoked []string, err error) {
+	if lifetimes.Tenant <= 0 || lifetimes.User <= 0 {
+		return "", nil, fmt.Errorf("signing key lifetimes must be positive, not %v", lifetimes)
+	}
 	secret := make([]byte, 32)
 	rand.Read(secret)
 	suffix := make([]byte, 4)
 	rand.Read(suffix)
 	kid = time.Now().UTC().Format("20060102T150405.000000Z") + "-" + hex.EncodeToString(suffix)
+	kekID, wrapped := master.wrap(signingKeyAAD(kid), secret)
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO signing_keys (kid, secret, created_at) VALUES ($1, $2, clock_timestamp())`, kid, secret); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(signingKeysLock)); err != nil {
 			return err
 		}
-		if !revokePrevious {
-			return nil
+		if onlyFirst {
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM signing_keys)`).Scan(&exists); err != nil || exists {
+				return err
+			}
 		}
-		rows, err := tx.Query(ctx, `UPDATE signing_keys SET revoked_at = clock_timestamp() WHERE kid <> $1 AND revoked_at IS NULL RETURNING kid`, kid)
-		if err != nil {
+		var foreign bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM signing_keys WHERE kek_id <> ALL($1))`, master.IDs()).Scan(&foreign); err != nil {
 			return err
 		}
-		revoked, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if foreign {
+			return fmt.Errorf("%w: stored keys are wrapped with a master key not given (LEDGER_MASTER_KEY_FILE must be ledgerd's)", ErrMasterKey)
+		}
+		if revokePrevious {
+			rows, err := tx.Query(ctx, `UPDATE signing_keys SET revoked_at = clock_timestamp() WHERE revoked_at IS NULL RETURNING kid`)
+			if err != nil {
+				return err
+			}
+			if revoked, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO signing_keys (kid, wrapped_secret, kek_id, created_at, signs_from, tenant_token_ttl, user_token_ttl)
+			SELECT $1, $2, $6, clock_timestamp(),
+				clock_timestamp() + CASE WHEN EXISTS (SELECT 1 FROM signing_keys WHERE revoked_at IS NULL) THEN $3::interval ELSE '0' END,
+				$4, $5`,
+			kid, wrapped, KeyCacheAge, lifetimes.Tenant, lifetimes.User, kekID)
 		return err
 	})
 	if err != nil {
@@ -143,16 +248,16 @@ func RotateKey(ctx context.Context, pool *pgxpool.Pool, revokePrevious bool) (ki
 	return kid, revoked, nil
 }
 
-// EnsureKey creates the first signing key if there is none. Two instances
-// starting together may both create one; both keys are valid and the newer signs.
-func EnsureKey(ctx context.Context, pool *pgxpool.Pool) error {
-	var n int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM signing_keys`).Scan(&n); err != nil {
-		return fmt.Errorf("count signing keys: %w", err)
+// EnsureKey prepares the signing keys for an instance that signs tokens
+// for lifetimes: it creates the first key if there is none, and gives keys
+// made before lifetimes were stored these (SQL could not know them).
+func EnsureKey(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys, lifetimes TokenLifetimes) error {
+	if _, err := pool.Exec(ctx, `UPDATE signing_keys SET tenant_token_ttl = $1 WHERE tenant_token_ttl IS NULL`, lifetimes.Tenant); err != nil {
+		return fmt.Errorf("record signing key lifetimes: %w", err)
 	}
-	if n > 0 {
-		return nil
+	if _, err := pool.Exec(ctx, `UPDATE signing_keys SET user_token_ttl = $1 WHERE user_token_ttl IS NULL`, lifetimes.User); err != nil {
+		return fmt.Errorf("record signing key lifetimes: %w", err)
 	}
-	_, _, err := RotateKey(ctx, pool, false)
+	_, _, err := rotateKey(ctx, pool, master, false, true, lifetimes)
 	return err
 }

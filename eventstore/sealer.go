@@ -44,17 +44,20 @@ var ErrSealed = errors.New("eventstore: sealed value cannot be opened")
 // once stored, so each is read once per process; a process seals with the
 // key that was newest when it first sealed (there is one: no command adds
 // another yet).
+//
+// The keys are stored wrapped under the master key (keys_master.go).
 type Sealer struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	master *MasterKeys
 
 	mu      sync.Mutex
 	byKID   map[string]cipher.AEAD
 	current string // the kid Seal uses; "" until the first Seal
 }
 
-// NewSealer returns a Sealer over pool.
-func NewSealer(pool *pgxpool.Pool) *Sealer {
-	return &Sealer{pool: pool, byKID: map[string]cipher.AEAD{}}
+// NewSealer returns a Sealer over pool, whose keys master unwraps.
+func NewSealer(pool *pgxpool.Pool, master *MasterKeys) *Sealer {
+	return &Sealer{pool: pool, master: master, byKID: map[string]cipher.AEAD{}}
 }
 
 // Seal returns secret sealed with the newest key, creating the first key
@@ -123,22 +126,20 @@ func (s *Sealer) currentKey(ctx context.Context) (string, cipher.AEAD, error) {
 	if s.current != "" {
 		return s.current, s.byKID[s.current], nil
 	}
-	key := make([]byte, 32)
-	rand.Read(key)
-	if _, err := s.pool.Exec(ctx, `INSERT INTO sealing_keys (kid, key) VALUES ($1, $2) ON CONFLICT (kid) DO NOTHING`,
-		firstSealingKID, key); err != nil {
+	kekID, wrapped := s.master.wrap(sealingKeyAAD(firstSealingKID), randomBytes(32))
+	if _, err := s.pool.Exec(ctx, `INSERT INTO sealing_keys (kid, wrapped_key, kek_id) VALUES ($1, $2, $3) ON CONFLICT (kid) DO NOTHING`,
+		firstSealingKID, wrapped, kekID); err != nil {
 		return "", nil, fmt.Errorf("store sealing key: %w", err)
 	}
 	var kid string
-	if err := s.pool.QueryRow(ctx, `SELECT kid, key FROM sealing_keys ORDER BY created_at DESC, kid DESC LIMIT 1`).
-		Scan(&kid, &key); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT kid FROM sealing_keys ORDER BY created_at DESC, kid DESC LIMIT 1`).Scan(&kid); err != nil {
 		return "", nil, fmt.Errorf("load sealing key: %w", err)
 	}
-	aead, err := newAEAD(key)
+	aead, err := s.load(ctx, kid)
 	if err != nil {
 		return "", nil, err
 	}
-	s.byKID[kid], s.current = aead, kid
+	s.current = kid
 	return kid, aead, nil
 }
 
@@ -149,13 +150,26 @@ func (s *Sealer) key(ctx context.Context, kid string) (cipher.AEAD, error) {
 	if aead, ok := s.byKID[kid]; ok {
 		return aead, nil
 	}
-	var key []byte
-	err := s.pool.QueryRow(ctx, `SELECT key FROM sealing_keys WHERE kid = $1`, kid).Scan(&key)
+	return s.load(ctx, kid)
+}
+
+// load reads the key kid, unwrapping it (one still in clear, made before
+// envelope encryption and not yet wrapped by WrapStoredKeys, is taken as
+// it is), and caches it. s.mu is held.
+func (s *Sealer) load(ctx context.Context, kid string) (cipher.AEAD, error) {
+	var key, wrapped []byte
+	var kekID *string
+	err := s.pool.QueryRow(ctx, `SELECT clear_key, wrapped_key, kek_id FROM sealing_keys WHERE kid = $1`, kid).Scan(&key, &wrapped, &kekID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: no sealing key %q", ErrSealed, kid)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load sealing key: %w", err)
+	}
+	if kekID != nil {
+		if key, err = s.master.unwrap(*kekID, sealingKeyAAD(kid), wrapped); err != nil {
+			return nil, err
+		}
 	}
 	aead, err := newAEAD(key)
 	if err != nil {

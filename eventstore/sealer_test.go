@@ -21,7 +21,8 @@ func TestSealerRoundTrip(t *testing.T) {
 
 	// Two processes start together: both create "the first key"; one wins
 	// and both seal with it.
-	a, b := NewSealer(pool), NewSealer(pool)
+	master := mustMasterKeys(t)
+	a, b := NewSealer(pool, master), NewSealer(pool, master)
 	var sa, sb string
 	var errA, errB error
 	var wg sync.WaitGroup
@@ -40,7 +41,7 @@ func TestSealerRoundTrip(t *testing.T) {
 		t.Errorf("the same secret sealed twice gave the same text %q: want a fresh nonce each time", sa)
 	}
 	// A third process, which never sealed, opens both.
-	c := NewSealer(pool)
+	c := NewSealer(pool, master)
 	for _, sealed := range []string{sa, sb} {
 		if got, err := c.Open(ctx, sealed); err != nil || got != secret {
 			t.Errorf("open %q: got %q, %v; want the secret", sealed, got, err)
@@ -66,7 +67,7 @@ func TestSealerRoundTrip(t *testing.T) {
 func TestSealerRefusesAlteredValues(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
-	s := NewSealer(mustMigrated(t, 4))
+	s := NewSealer(mustMigrated(t, 4), mustMasterKeys(t))
 	sealed, err := s.Seal(ctx, "whsec_secret")
 	if err != nil {
 		t.Fatal(err)

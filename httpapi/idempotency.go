@@ -64,6 +64,11 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 		}
 		if replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
+			// Only the body is recorded; a replay of a token response
+			// (POST /users/token) must still be kept by no cache (RFC 6749
+			// §5.1), and no replay is worth caching.
+			w.Header().Set("Cache-Control", "no-store")
+			w.Header().Set("Pragma", "no-cache")
 		} else {
 			for k, v := range rec.header {
 				w.Header()[k] = v

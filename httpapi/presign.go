@@ -49,11 +49,11 @@ func NewPresigner(keys SigningKeys, publicURL string, now func() time.Time) *Pre
 
 // Sign returns the absolute presigned URL of a document, valid presignTTL.
 func (p *Presigner) Sign(ctx context.Context, documentID uuid.UUID) (string, error) {
-	kid, secret, err := p.keys.CurrentSigningKey(ctx)
+	key, err := p.keys.CurrentSigningKey(ctx)
 	if err != nil {
 		return "", err
 	}
-	return p.publicURL + presignedPath(documentID, p.now().Add(presignTTL).Unix(), kid, secret), nil
+	return p.publicURL + presignedPath(documentID, p.now().Add(presignTTL).Unix(), key.ID, key.Secret), nil
 }
 
 // presignedPath is the path and query of a presigned URL.
@@ -110,14 +110,14 @@ func (p *Presigner) Verify(ctx context.Context, escapedPath, rawQuery string) (u
 	if err != nil || hex.EncodeToString(got) != sig {
 		return uuid.Nil, errPresignInvalid
 	}
-	secret, retiredAt, err := p.keys.SigningKey(ctx, kid)
-	if domain.ErrorKind(err) == domain.Unauthenticated || err == nil && !signedBeforeRetirement(retiredAt, time.Unix(expires, 0), presignTTL) {
+	key, err := p.keys.SigningKey(ctx, kid)
+	if domain.ErrorKind(err) == domain.Unauthenticated || err == nil && !signedBeforeRetirement(key.RetiredAt, time.Unix(expires, 0), presignTTL) {
 		return uuid.Nil, errPresignInvalid
 	}
 	if err != nil {
 		return uuid.Nil, err
 	}
-	want, _ := hex.DecodeString(presignSignature(secret, escapedPath, exp, kid))
+	want, _ := hex.DecodeString(presignSignature(key.Secret, escapedPath, exp, kid))
 	if !hmac.Equal(got, want) {
 		return uuid.Nil, errPresignInvalid
 	}

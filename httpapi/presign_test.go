@@ -15,28 +15,27 @@ import (
 )
 
 // fakeKeys is a SigningKeys with fixed keys; the newest is "k2".
-type fakeKeys map[string]fakeKey
+type fakeKeys map[string]SigningKey
 
-type fakeKey struct {
-	secret    []byte
-	retiredAt time.Time
+func (k fakeKeys) CurrentSigningKey(context.Context) (SigningKey, error) {
+	return k["k2"], nil
 }
 
-func (k fakeKeys) CurrentSigningKey(context.Context) (string, []byte, error) {
-	return "k2", k["k2"].secret, nil
-}
-
-func (k fakeKeys) SigningKey(_ context.Context, kid string) ([]byte, time.Time, error) {
+func (k fakeKeys) SigningKey(_ context.Context, kid string) (SigningKey, error) {
 	if key, ok := k[kid]; ok {
-		return key.secret, key.retiredAt, nil
+		return key, nil
 	}
-	return nil, time.Time{}, domain.Errorf(domain.Unauthenticated, "invalid_token", "unknown signing key")
+	return SigningKey{}, domain.Errorf(domain.Unauthenticated, "invalid_token", "unknown signing key")
 }
 
 // k1RetiredAt is when k1 stopped signing: the fixture's clock.
 var k1RetiredAt = time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
 
-var testKeys = fakeKeys{"k1": {[]byte("first secret"), k1RetiredAt}, "k2": {secret: []byte("second secret")}}
+// testKeys sign tenant tokens for an hour and user tokens for a day.
+var testKeys = fakeKeys{
+	"k1": {ID: "k1", Secret: []byte("first secret"), RetiredAt: k1RetiredAt, TenantTokenTTL: time.Hour, UserTokenTTL: 24 * time.Hour},
+	"k2": {ID: "k2", Secret: []byte("second secret"), TenantTokenTTL: time.Hour, UserTokenTTL: 24 * time.Hour},
+}
 
 // testPresigner signs at a fixed clock that the test moves.
 func testPresigner(now *time.Time) *Presigner {
@@ -136,7 +135,7 @@ func FuzzPresignVerify(f *testing.F) {
 		}
 		exp, _ := strconv.ParseInt(strings.TrimPrefix(strings.Split(query, "&")[0], "expires="), 10, 64)
 		kid := strings.TrimPrefix(strings.Split(query, "&")[1], "kid=")
-		if want := presignedPath(got, exp, kid, testKeys[kid].secret); path+"?"+query != want {
+		if want := presignedPath(got, exp, kid, testKeys[kid].Secret); path+"?"+query != want {
 			t.Fatalf("Verify(%q, %q): accepted, want only the signed URL %q", path, query, want)
 		}
 	})

@@ -46,7 +46,7 @@ func FuzzVerifyToken(f *testing.F) {
 		}
 		tok := jwt.NewWithClaims(jwt.SigningMethodHS256, cl)
 		tok.Header["kid"] = tc.kid
-		signed, err := tok.SignedString(testKeys[tc.kid].secret)
+		signed, err := tok.SignedString(testKeys[tc.kid].Secret)
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -50,7 +50,7 @@ func (s *Server) issueTenantToken(w http.ResponseWriter, r *http.Request) error 
 	if err := s.credentials.TouchAPIKey(r.Context(), cred.APIKey, s.now()); err != nil {
 		s.logger(r).Warn("record api key use", "apiKey", cred.APIKey, "err", err)
 	}
-	return writeJSON(w, http.StatusOK, resp)
+	return writeToken(w, resp)
 }
 
 type userTokenRequest struct {
@@ -86,5 +86,13 @@ func (s *Server) issueUserToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return writeToken(w, resp)
+}
+
+// writeToken sends a token response, which no cache may keep (RFC 6749
+// §5.1: Cache-Control no-store, and Pragma no-cache for HTTP/1.0 caches).
+func writeToken(w http.ResponseWriter, resp tokenResponse) error {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
 	return writeJSON(w, http.StatusOK, resp)
 }

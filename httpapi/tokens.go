@@ -38,12 +38,16 @@ type tokenResponse struct {
 	UserID      string `json:"userId,omitempty"`
 }
 
-// issue signs a token for caller c with lifetime ttl.
+// issue signs a token for caller c with lifetime ttl, or the key's
+// lifetime for its kind when that is shorter: every instance verifies a
+// token against the lifetime stored with its key, so a longer one would be
+// refused (raise the key's lifetimes with ledgerctl keys rotate).
 func (s *Server) issue(ctx context.Context, c Caller, ttl time.Duration) (tokenResponse, error) {
-	kid, secret, err := s.keys.CurrentSigningKey(ctx)
+	key, err := s.keys.CurrentSigningKey(ctx)
 	if err != nil {
 		return tokenResponse{}, err
 	}
+	ttl = min(ttl, key.lifetime(c.Kind))
 	now := s.now().UTC().Truncate(time.Second)
 	exp := now.Add(ttl)
 	cl := claims{
@@ -55,8 +59,8 @@ func (s *Server) issue(ctx context.Context, c Caller, ttl time.Duration) (tokenR
 		cl.Subject, cl.UserID = c.UserID.String(), c.UserID.String()
 	}
 	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, cl)
-	tok.Header["kid"] = kid
-	signed, err := tok.SignedString(secret)
+	tok.Header["kid"] = key.ID
+	signed, err := tok.SignedString(key.Secret)
 	if err != nil {
 		return tokenResponse{}, fmt.Errorf("sign token: %w", err)
 	}
@@ -74,21 +78,11 @@ var (
 	errRevoked      = domain.Errorf(domain.Unauthenticated, "invalid_token", "the access token has been revoked")
 )
 
-// lifetime is the longest a token of kind lives (the longer of the two
-// for a kind that is none of them: such a token is refused anyway).
-func (s *Server) lifetime(kind string) time.Duration {
-	switch kind {
-	case KindTenant:
-		return s.cfg.TenantTokenTTL
-	case KindUser:
-		return s.cfg.UserTokenTTL
-	}
-	return max(s.cfg.TenantTokenTTL, s.cfg.UserTokenTTL)
-}
-
-// verify checks a bearer token's signature (HS256 only, key by kid, not
-// retired before the token could have been signed), expiry (1 s leeway),
-// issuer and claims, and returns its caller. It does not check the API
+// verify checks a bearer token's signature (HS256 only, key by kid, which
+// may have signed it: SigningKey.mayHaveSigned), expiry (1 s leeway),
+// issuer and claims, and returns its caller. Only what is stored with the
+// key bounds a token, never this instance's own lifetimes, so every
+// instance verifies what any of them signed. It does not check the API
 // key's revocation; authenticate does.
 func (s *Server) verify(ctx context.Context, raw string) (Caller, error) {
 	var cl claims
@@ -100,17 +94,17 @@ func (s *Server) verify(ctx context.Context, raw string) (Caller, error) {
 		if kid == "" {
 			return nil, errors.New("no kid")
 		}
-		secret, retiredAt, err := s.keys.SigningKey(ctx, kid)
+		key, err := s.keys.SigningKey(ctx, kid)
 		if err != nil {
 			return nil, err
 		}
 		// The claims are not verified yet: a token that fails this check
 		// is refused whatever its signature, one that passes must still
 		// verify.
-		if !retiredAt.IsZero() && (cl.ExpiresAt == nil || !signedBeforeRetirement(retiredAt, cl.ExpiresAt.Time, s.lifetime(cl.Kind))) {
-			return nil, errors.New("the token outlives its retired signing key")
+		if cl.IssuedAt == nil || cl.ExpiresAt == nil || !key.mayHaveSigned(cl.Kind, cl.IssuedAt.Time, cl.ExpiresAt.Time) {
+			return nil, errors.New("the token lives longer than its signing key allows")
 		}
-		return secret, nil
+		return key.Secret, nil
 	})
 	if errors.Is(err, jwt.ErrTokenExpired) {
 		return Caller{}, errTokenExpired

@@ -17,7 +17,8 @@ import (
 // which reads NATS only, never does.
 type database struct {
 	url    string
-	pool   *pgxpool.Pool // nil until open
+	getenv func(string) string // ledgerd's settings that ledgerctl shares
+	pool   *pgxpool.Pool       // nil until open
 	store  *eventstore.Store
 	reader *projections.Reader
 }
@@ -32,6 +33,7 @@ func (d *database) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	opened.getenv = d.getenv
 	*d = *opened
 	return nil
 }
@@ -49,10 +51,9 @@ func openDatabase(ctx context.Context, url string) (*database, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open Postgres: %w", err)
 	}
+	// No signing key is made here: ledgerd makes the first with its own
+	// lifetimes, and keys rotate makes the others.
 	err = eventstore.Migrate(ctx, pool, eventstore.Migrations, eventstore.MigrationSet{Component: "projections", FS: projections.Migrations})
-	if err == nil {
-		err = eventstore.EnsureKey(ctx, pool)
-	}
 	if err != nil {
 		pool.Close()
 		return nil, err

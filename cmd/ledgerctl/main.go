@@ -52,7 +52,6 @@ var commandList = []registered{
 	{"tenant create", "tenant create --name NAME --email OWNER_EMAIL", "create a tenant, its owner user and a first API key pair", tenantCreate},
 	{"apikey create", "apikey create --tenant ID", "issue another API key pair for a tenant", apikeyCreate},
 	{"apikey revoke", "apikey revoke APIKEY", "revoke an API key; its tokens stop working at once", apikeyRevoke},
-	{"keys rotate", "keys rotate [--revoke-previous]", "sign new tokens with a new key (old tokens stay valid; with --revoke-previous, a leaked key: nothing signed before verifies within 10 s)", keysRotate},
 }
 
 // register adds a command (called from init in the command's own file).
@@ -77,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if url == "" {
 		url = "postgres://postgres@127.0.0.1:5432/ledger?sslmode=disable"
 	}
-	db := &database{url: url} // the command opens it once its arguments are read
+	db := &database{url: url, getenv: getenv} // the command opens it once its arguments are read
 	defer db.close()
 	return cmd(ctx, db, args[2:], stdout)
 }

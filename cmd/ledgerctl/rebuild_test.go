@@ -13,23 +13,29 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/eventstore/testenv"
 	"github.com/ledger/ledger/projections"
 )
 
 // rebuildEnv runs ledgerctl commands on a database of the test's own.
 type rebuildEnv struct {
-	t    *testing.T
-	ctx  context.Context
-	url  string
-	pool *pgxpool.Pool
+	t         *testing.T
+	ctx       context.Context
+	url       string
+	masterKey string // the file LEDGER_MASTER_KEY_FILE names
+	pool      *pgxpool.Pool
 }
 
 func newRebuildEnv(t *testing.T) rebuildEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	e := rebuildEnv{t: t, ctx: ctx, url: testenv.NewDatabase(t)}
+	masterKey, _, err := eventstore.LocalMasterKeyFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := rebuildEnv{t: t, ctx: ctx, url: testenv.NewDatabase(t), masterKey: masterKey}
 	e.run("keys", "rotate") // migrates the database
 	pool, err := pgxpool.New(ctx, e.url)
 	if err != nil {
@@ -54,10 +60,7 @@ func (e rebuildEnv) run(args ...string) string {
 func (e rebuildEnv) try(args ...string) (string, error) {
 	var out bytes.Buffer
 	err := run(e.ctx, args, func(k string) string {
-		if k == "DATABASE_URL" {
-			return e.url
-		}
-		return ""
+		return map[string]string{"DATABASE_URL": e.url, "LEDGER_MASTER_KEY_FILE": e.masterKey}[k]
 	}, &out)
 	return out.String(), err
 }

@@ -93,28 +93,6 @@ func apikeyRevoke(ctx context.Context, db *database, args []string, stdout io.Wr
 	return printJSON(stdout, map[string]any{"tenantId": cred.TenantID, "apiKey": cred.APIKey, "revoked": true})
 }
 
-func keysRotate(ctx context.Context, db *database, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("keys rotate", flag.ContinueOnError)
-	revoke := fs.Bool("revoke-previous", false, "revoke every earlier key (one leaked): tokens and presigned URLs they signed stop working within 10 s")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("keys rotate takes no arguments, got %q", fs.Args())
-	}
-	if err := db.open(ctx); err != nil {
-		return err
-	}
-	kid, revoked, err := eventstore.RotateKey(ctx, db.pool, *revoke)
-	if err != nil {
-		return err
-	}
-	if revoked == nil {
-		revoked = []string{}
-	}
-	return printJSON(stdout, map[string]any{"kid": kid, "revoked": revoked})
-}
-
 func tenantStream(id uuid.UUID) domain.StreamRef {
 	return domain.StreamRef{TenantID: id, Type: "tenant", ID: id}
 }

@@ -46,6 +46,7 @@ type app struct {
 	store     *eventstore.Store
 	relay     *eventstore.Relay
 	idem      *eventstore.Idempotency
+	keys      *eventstore.Keys
 	api       *httpapi.Server
 	dash      *dashboard.Dashboard
 	handler   http.Handler // the API, with the partner dashboard under /dashboard
@@ -57,9 +58,10 @@ type app struct {
 // NATS (starting the embedded server when NATS_URL is unset) and builds the parts.
 func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err error) {
 	a = &app{cfg: cfg, log: log}
+	opened := a // a failed start returns a nil *app, and still closes what it opened
 	defer func() {
 		if err != nil {
-			a.close()
+			opened.close()
 		}
 	}()
 	if err := eventstore.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
@@ -77,7 +79,14 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	if err := eventstore.Migrate(ctx, a.pool, migrations...); err != nil {
 		return nil, err
 	}
-	if err := eventstore.EnsureKey(ctx, a.pool); err != nil {
+	master, err := masterKeys(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := eventstore.WrapStoredKeys(ctx, a.pool, master); err != nil {
+		return nil, err
+	}
+	if err := eventstore.EnsureKey(ctx, a.pool, master, cfg.tokenLifetimes()); err != nil {
 		return nil, err
 	}
 
@@ -102,7 +111,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.relay = eventstore.NewRelay(a.pool, js, eventstore.RelayConfig{Stream: cfg.NATSStream,
 		SubjectPrefix: cfg.NATSSubjectPrefix, Replicas: cfg.NATSReplicas}, log, reg)
 	a.store = eventstore.New(a.pool, projections.Projector{}, reg)
-	sealer := eventstore.NewSealer(a.pool) // webhookSecrets, dashboard password hashes, recorded responses
+	sealer := eventstore.NewSealer(a.pool, master) // webhookSecrets, dashboard password hashes, recorded responses
 	a.idem = eventstore.NewIdempotency(a.pool, sealer)
 	// The relay of this process sequences its appends as soon as they
 	// commit, instead of at its next poll.
@@ -110,7 +119,11 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.idem.OnCommit(a.relay.Wake)
 	reader := projections.NewReader(a.pool)
 	uses := eventstore.NewAPIKeyUses(a.pool)
-	keys := eventstore.NewKeys(a.pool)
+	a.keys = eventstore.NewKeys(a.pool, master)
+	keys := signingKeys{a.keys}
+	if err := checkSigningKey(ctx, cfg, a.keys, log); err != nil {
+		return nil, err
+	}
 	rails, err := newRails(cfg)
 	if err != nil {
 		return nil, err

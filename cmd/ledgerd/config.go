@@ -14,6 +14,7 @@ import (
 
 	"github.com/ledger/ledger/cmd/internal/embeddednats"
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/workers/rails/prices"
 )
@@ -35,6 +36,7 @@ type config struct {
 	Mode              string
 	PublicURL         string
 	DataDir           string
+	MasterKeyFiles    []string // the first wraps; empty: the sandbox's local one
 	LogLevel          string
 
 	Validity            domain.Validity
@@ -133,6 +135,17 @@ var settings = []setting{
 	{"LEDGER_PUBLIC_URL", "public-url", "", "base of presigned URLs (default http:// + LEDGER_ADDR)",
 		str(func(c *config) *string { return &c.PublicURL })},
 	{"LEDGER_DATA_DIR", "data-dir", embeddednats.DefaultDataDir, "local state of the embedded NATS server, its client token among it", str(func(c *config) *string { return &c.DataDir })},
+	{"LEDGER_MASTER_KEY_FILE", "master-key-file", "", "file of 32 random bytes that wraps the signing and sealing keys stored in Postgres; " +
+		"comma-separated while changing it (the first wraps, all unwrap); production requires it, the sandbox makes one under LEDGER_DATA_DIR",
+		func(c *config, v string) error {
+			c.MasterKeyFiles = nil
+			for _, f := range strings.Split(v, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					c.MasterKeyFiles = append(c.MasterKeyFiles, f)
+				}
+			}
+			return nil
+		}},
 	{"LEDGER_LOG_LEVEL", "log-level", "info", "debug, info, warn or error", str(func(c *config) *string { return &c.LogLevel })},
 	{"LEDGER_VALIDITY", "validity", "lightning=600s,slow=24h,momo=180s,bank=72h,usdt=1h",
 		"payment validity per funding rail", func(c *config, v string) error { return parseValidity(v, &c.Validity) }},
@@ -313,6 +326,12 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	return c, err
 }
 
+// tokenLifetimes are the lifetimes this instance signs tokens for, which
+// the signing keys it makes allow.
+func (c *config) tokenLifetimes() eventstore.TokenLifetimes {
+	return eventstore.TokenLifetimes{Tenant: c.TenantTokenTTL, User: c.UserTokenTTL}
+}
+
 func (c *config) validate() error {
 	if c.Mode != "sandbox" && c.Mode != "production" {
 		return fmt.Errorf("LEDGER_MODE must be sandbox or production, not %q", c.Mode)
@@ -339,6 +358,9 @@ func (c *config) validate() error {
 	}
 	if c.MaxBufferedBytes < httpapi.MinBufferedBytes {
 		return fmt.Errorf("LEDGER_MAX_BUFFERED_BYTES must be at least %d (one upload with its framing), not %d", httpapi.MinBufferedBytes, c.MaxBufferedBytes)
+	}
+	if c.Mode == "production" && len(c.MasterKeyFiles) == 0 {
+		return fmt.Errorf("LEDGER_MASTER_KEY_FILE is required in production: a file of 32 random bytes (head -c 32 /dev/urandom), kept out of the database and its backups")
 	}
 	if c.LNMaxFeePPM > 1_000_000 {
 		return fmt.Errorf("LEDGER_LN_MAX_FEE_PPM must be at most 1000000 (the whole amount), not %d", c.LNMaxFeePPM)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/eventstore/testenv"
 )
 
@@ -30,7 +31,8 @@ import (
 // tenants with the real ledgerctl binary, built once per test binary.
 
 var (
-	binDir       string // holds the ledgerctl binary; removed by TestMain
+	binDir       string // holds the ledgerctl binary and the master key; removed by TestMain
+	masterKey    string // the master key file every test server and ledgerctl share
 	buildOnce    sync.Once
 	ledgerctlBin string
 	buildErr     error
@@ -43,6 +45,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
+	masterKey = filepath.Join(dir, "master.key")
+	if _, _, err := eventstore.LocalMasterKeyFile(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "make master key:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -94,6 +101,7 @@ func startServer(t *testing.T, env map[string]string) *testServer {
 		"LEDGER_ADDR":                "127.0.0.1:0",
 		"LEDGER_DB_MAX_CONNS":        "4",
 		"LEDGER_LOG_LEVEL":           "debug",
+		"LEDGER_MASTER_KEY_FILE":     masterKey,
 		// Tests of other things send bursts from one key and one IP; the
 		// rate limit tests set their own limits.
 		"LEDGER_RATE_LIMIT":       "0",
@@ -296,7 +304,7 @@ func (s *testServer) ledgerctl(t *testing.T, args ...string) []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, ledgerctlBin, args...)
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+s.DatabaseURL)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+s.DatabaseURL, "LEDGER_MASTER_KEY_FILE="+masterKey)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -381,11 +389,14 @@ func (s *testServer) countEvents(t *testing.T) int {
 	return n
 }
 
-// signingKey returns the newest signing key from the database.
+// signingKey returns the key the server signs with.
 func (s *testServer) signingKey(t *testing.T) (kid string, secret []byte) {
 	t.Helper()
-	s.queryRow(t, `SELECT kid, secret FROM signing_keys ORDER BY created_at DESC, kid DESC LIMIT 1`, nil, &kid, &secret)
-	return kid, secret
+	key, err := s.app.keys.Signing(context.Background())
+	if err != nil {
+		t.Fatalf("signing key: %v", err)
+	}
+	return key.KID, key.Secret
 }
 
 // decodeJWT splits a compact JWT and decodes its header and claims without

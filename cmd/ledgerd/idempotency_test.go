@@ -43,6 +43,12 @@ func TestIdempotencyKey(t *testing.T) {
 		if got := second.Header.Get("Content-Type"); got != "application/json" {
 			t.Errorf("replay Content-Type: got %q, want application/json", got)
 		}
+		if got := second.Header.Get("Cache-Control"); got != "no-store" {
+			t.Errorf("replay of a token Cache-Control: got %q, want no-store", got)
+		}
+		if got := second.Header.Get("Pragma"); got != "no-cache" {
+			t.Errorf("replay of a token Pragma: got %q, want no-cache", got)
+		}
 		// Control: without the key every call signs a new token.
 		x := s.post(t, "/users/token", tokA, bodyA)
 		y := s.post(t, "/users/token", tokA, bodyA)

@@ -81,6 +81,7 @@ func TestRun(t *testing.T) {
 		"LEDGER_NATS_SUBJECT_PREFIX": stream.SubjectPrefix,
 		"LEDGER_ADDR":                "127.0.0.1:0",
 		"LEDGER_DB_MAX_CONNS":        "4",
+		"LEDGER_DATA_DIR":            t.TempDir(), // the sandbox's master key
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

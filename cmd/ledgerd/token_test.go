@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -45,6 +46,9 @@ func checkToken(t *testing.T, s *testServer, r response, kind, tenantID, userID 
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type: got %q, want application/json", ct)
 	}
+	if cc, pragma := r.Header.Get("Cache-Control"), r.Header.Get("Pragma"); cc != "no-store" || pragma != "no-cache" {
+		t.Errorf("Cache-Control, Pragma: got %q, %q; want no-store, no-cache (RFC 6749 §5.1)", cc, pragma)
+	}
 	want := []string{"accessToken", "tokenType", "expiresIn", "expiresAt"}
 	if kind == "user" {
 		want = append(want, "userId")
@@ -75,8 +79,11 @@ func checkToken(t *testing.T, s *testServer, r response, kind, tenantID, userID 
 	if kid == "" {
 		t.Fatalf("header kid: got %v, want a key id", header["kid"])
 	}
-	var secret []byte
-	s.queryRow(t, `SELECT secret FROM signing_keys WHERE kid = $1`, []any{kid}, &secret)
+	key, err := s.app.keys.Verifying(context.Background(), kid)
+	if err != nil {
+		t.Fatalf("signing key %s: %v", kid, err)
+	}
+	secret := key.Secret
 	parts := strings.Split(tr.AccessToken, ".")
 	if got := hmacSignature(parts[0]+"."+parts[1], secret); got != parts[2] {
 		t.Errorf("signature: got %s, want HMAC-SHA256 under key %s: %s", parts[2], kid, got)

@@ -1,0 +1,108 @@
+package eventstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// wrappedTables are the tables of keys stored wrapped, with their columns.
+var wrappedTables = []struct {
+	table, clear, wrapped string
+	aad                   func(kid string) string
+}{
+	{"signing_keys", "clear_secret", "wrapped_secret", signingKeyAAD},
+	{"sealing_keys", "clear_key", "wrapped_key", sealingKeyAAD},
+}
+
+// WrapStoredKeys wraps under master every key still stored in clear (the
+// keys made before envelope encryption) and empties its clear column. It
+// runs at every start and does nothing once every key is wrapped; two
+// processes running it at once wrap each key once (the row is locked, and
+// only a row still in clear is changed).
+func WrapStoredKeys(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		for _, t := range wrappedTables {
+			rows, err := tx.Query(ctx, `SELECT kid, `+t.clear+` FROM `+t.table+` WHERE `+t.clear+` IS NOT NULL FOR UPDATE`)
+			if err != nil {
+				return fmt.Errorf("wrap %s: %w", t.table, err)
+			}
+			clear, err := pgx.CollectRows(rows, pgx.RowToStructByPos[storedKey])
+			if err != nil {
+				return fmt.Errorf("wrap %s: %w", t.table, err)
+			}
+			for _, k := range clear {
+				kekID, wrapped := master.wrap(t.aad(k.KID), k.Secret)
+				if _, err := tx.Exec(ctx, `UPDATE `+t.table+` SET `+t.wrapped+` = $2, kek_id = $3, `+t.clear+` = NULL WHERE kid = $1`,
+					k.KID, wrapped, kekID); err != nil {
+					return fmt.Errorf("wrap %s %s: %w", t.table, k.KID, err)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// storedKey is a key's id and secret, in clear.
+type storedKey struct {
+	KID    string
+	Secret []byte
+}
+
+// RewrapKeys wraps every stored key under the master key that newer wraps
+// with, opening each with the master keys of older or newer: the second
+// step of changing the master key (ledgerctl keys rotate-master), after
+// every process holds both and before any holds only the new one. It is
+// one transaction, and running it again changes nothing. It returns how
+// many keys it wrapped anew.
+func RewrapKeys(ctx context.Context, pool *pgxpool.Pool, older, newer *MasterKeys) (int, error) {
+	n := 0
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		for _, t := range wrappedTables {
+			rows, err := tx.Query(ctx, `SELECT kid, `+t.clear+`, `+t.wrapped+`, kek_id FROM `+t.table+` ORDER BY kid FOR UPDATE`)
+			if err != nil {
+				return fmt.Errorf("rewrap %s: %w", t.table, err)
+			}
+			var kid string
+			var kekID *string
+			var clear, wrapped []byte
+			type rewrapped struct {
+				kid     string
+				wrapped []byte
+			}
+			var todo []rewrapped
+			if _, err := pgx.ForEachRow(rows, []any{&kid, &clear, &wrapped, &kekID}, func() error {
+				secret := clear
+				if kekID != nil {
+					if *kekID == newer.ID() {
+						return nil
+					}
+					opener := older
+					if !older.has(*kekID) {
+						opener = newer
+					}
+					var err error
+					if secret, err = opener.unwrap(*kekID, t.aad(kid), wrapped); err != nil {
+						return err
+					}
+				}
+				_, w := newer.wrap(t.aad(kid), secret)
+				todo = append(todo, rewrapped{kid, w})
+				return nil
+			}); err != nil {
+				return fmt.Errorf("rewrap %s: %w", t.table, err)
+			}
+			for _, r := range todo {
+				if _, err := tx.Exec(ctx, `UPDATE `+t.table+` SET `+t.wrapped+` = $2, kek_id = $3, `+t.clear+` = NULL WHERE kid = $1`,
+					r.kid, r.wrapped, newer.ID()); err != nil {
+					return fmt.Errorf("rewrap %s %s: %w", t.table, r.kid, err)
+				}
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
+}
