@@ -163,6 +163,7 @@ func (m *MasterKeys) unwrap(kekID, aad string, wrapped []byte) ([]byte, error) {
 	return secret, nil
 }
 
-// signingKeyAAD and sealingKeyAAD bind a wrapped key to its row.
-func signingKeyAAD(kid string) string { return "signing_keys " + kid }
-func sealingKeyAAD(kid string) string { return "sealing_keys " + kid }
+// signingKeyAAD, sealingKeyAAD and serverKeyAAD bind a wrapped key to its row.
+func signingKeyAAD(kid string) string    { return "signing_keys " + kid }
+func sealingKeyAAD(kid string) string    { return "sealing_keys " + kid }
+func serverKeyAAD(purpose string) string { return "server_keys " + purpose }

@@ -97,6 +97,10 @@ func TestDumpHoldsNoKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	csrfKey, err := NewServerKeys(pool, master).Key(ctx, "csrf")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var clear int
 	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM signing_keys WHERE clear_secret IS NOT NULL) +
 		(SELECT count(*) FROM sealing_keys WHERE clear_key IS NOT NULL)`).Scan(&clear); err != nil || clear != 0 {
@@ -111,7 +115,7 @@ func TestDumpHoldsNoKey(t *testing.T) {
 		t.Fatalf("the dump names neither key %s nor master key %s: not this database's", kid, master.ID())
 	}
 	for name, secret := range map[string][]byte{"old signing key": oldSigning, "new signing key": newKey.Secret,
-		"old sealing key": oldSealing, "new sealing key": newSealing} {
+		"old sealing key": oldSealing, "new sealing key": newSealing, "server key": csrfKey} {
 		for encoding, text := range map[string]string{
 			"raw":       string(secret),
 			"hex":       hex.EncodeToString(secret),
@@ -133,6 +137,9 @@ func TestDumpHoldsNoKey(t *testing.T) {
 	}
 	if _, err := NewSealer(pool, other).Open(ctx, sealed); !errors.Is(err, ErrMasterKey) {
 		t.Errorf("sealing key under another master key: got %v, want ErrMasterKey", err)
+	}
+	if _, err := NewServerKeys(pool, other).Key(ctx, "csrf"); !errors.Is(err, ErrMasterKey) {
+		t.Errorf("server key under another master key: got %v, want ErrMasterKey", err)
 	}
 	if _, _, err := RotateKey(ctx, pool, other, false, testLifetimes); !errors.Is(err, ErrMasterKey) {
 		t.Errorf("rotate with another master key: got %v, want ErrMasterKey", err)
@@ -157,6 +164,10 @@ func TestRewrapKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	csrfKey, err := NewServerKeys(pool, older).Key(ctx, "csrf")
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Every process restarts holding both, the new one first.
 	if err := EnsureKey(ctx, pool, both, testLifetimes); err != nil {
 		t.Fatalf("start with both master keys: %v", err)
@@ -165,8 +176,8 @@ func TestRewrapKeys(t *testing.T) {
 	if err != nil {
 		t.Fatalf("signing key under both master keys: %v", err)
 	}
-	if n, err := RewrapKeys(ctx, pool, older, newer); err != nil || n != 2 {
-		t.Fatalf("rewrap: got %d %v, want 2 keys", n, err)
+	if n, err := RewrapKeys(ctx, pool, older, newer); err != nil || n != 3 {
+		t.Fatalf("rewrap: got %d %v, want 3 keys (signing, sealing, server)", n, err)
 	}
 	if n, err := RewrapKeys(ctx, pool, older, newer); err != nil || n != 0 {
 		t.Fatalf("rewrap again: got %d %v, want nothing to do", n, err)
@@ -179,8 +190,14 @@ func TestRewrapKeys(t *testing.T) {
 		if got, err := NewSealer(pool, m).Open(ctx, sealed); err != nil || got != "whsec_kept" {
 			t.Errorf("sealed value under %s: got %q %v, want it opened", name, got, err)
 		}
+		if got, err := NewServerKeys(pool, m).Key(ctx, "csrf"); err != nil || !bytes.Equal(got, csrfKey) {
+			t.Errorf("server key under %s: got %x %v, want %x", name, got, err, csrfKey)
+		}
 	}
 	if _, err := NewKeys(pool, older).Signing(ctx); !errors.Is(err, ErrMasterKey) {
 		t.Errorf("signing key under the old master key alone: got %v, want ErrMasterKey", err)
+	}
+	if _, err := NewServerKeys(pool, older).Key(ctx, "csrf"); !errors.Is(err, ErrMasterKey) {
+		t.Errorf("server key under the old master key alone: got %v, want ErrMasterKey", err)
 	}
 }

@@ -8,13 +8,37 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// wrappedTables are the tables of keys stored wrapped, with their columns.
-var wrappedTables = []struct {
-	table, clear, wrapped string
-	aad                   func(kid string) string
-}{
-	{"signing_keys", "clear_secret", "wrapped_secret", signingKeyAAD},
-	{"sealing_keys", "clear_key", "wrapped_key", sealingKeyAAD},
+// wrappedTable is a table of keys stored wrapped: its key-id column, its
+// column of keys still in clear ("" for a table whose keys were wrapped
+// from the start), its wrapped column, and what binds a key to its row.
+type wrappedTable struct {
+	table, id, clear, wrapped string
+	aad                       func(id string) string
+}
+
+// clearColumn is the clear column as a select list item.
+func (t wrappedTable) clearColumn() string {
+	if t.clear == "" {
+		return "NULL::bytea"
+	}
+	return t.clear
+}
+
+// setWrapped is the UPDATE that stores a key wrapped ($2, under master
+// key $3) in the row of key $1, emptying its clear column.
+func (t wrappedTable) setWrapped() string {
+	set := t.wrapped + ` = $2, kek_id = $3`
+	if t.clear != "" {
+		set += `, ` + t.clear + ` = NULL`
+	}
+	return `UPDATE ` + t.table + ` SET ` + set + ` WHERE ` + t.id + ` = $1`
+}
+
+// wrappedTables are the tables of keys stored wrapped.
+var wrappedTables = []wrappedTable{
+	{"signing_keys", "kid", "clear_secret", "wrapped_secret", signingKeyAAD},
+	{"sealing_keys", "kid", "clear_key", "wrapped_key", sealingKeyAAD},
+	{"server_keys", "purpose", "", "wrapped_key", serverKeyAAD},
 }
 
 // WrapStoredKeys wraps under master every key still stored in clear (the
@@ -25,7 +49,10 @@ var wrappedTables = []struct {
 func WrapStoredKeys(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		for _, t := range wrappedTables {
-			rows, err := tx.Query(ctx, `SELECT kid, `+t.clear+` FROM `+t.table+` WHERE `+t.clear+` IS NOT NULL FOR UPDATE`)
+			if t.clear == "" {
+				continue
+			}
+			rows, err := tx.Query(ctx, `SELECT `+t.id+`, `+t.clear+` FROM `+t.table+` WHERE `+t.clear+` IS NOT NULL FOR UPDATE`)
 			if err != nil {
 				return fmt.Errorf("wrap %s: %w", t.table, err)
 			}
@@ -35,8 +62,7 @@ func WrapStoredKeys(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys)
 			}
 			for _, k := range clear {
 				kekID, wrapped := master.wrap(t.aad(k.KID), k.Secret)
-				if _, err := tx.Exec(ctx, `UPDATE `+t.table+` SET `+t.wrapped+` = $2, kek_id = $3, `+t.clear+` = NULL WHERE kid = $1`,
-					k.KID, wrapped, kekID); err != nil {
+				if _, err := tx.Exec(ctx, t.setWrapped(), k.KID, wrapped, kekID); err != nil {
 					return fmt.Errorf("wrap %s %s: %w", t.table, k.KID, err)
 				}
 			}
@@ -61,7 +87,7 @@ func RewrapKeys(ctx context.Context, pool *pgxpool.Pool, older, newer *MasterKey
 	n := 0
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		for _, t := range wrappedTables {
-			rows, err := tx.Query(ctx, `SELECT kid, `+t.clear+`, `+t.wrapped+`, kek_id FROM `+t.table+` ORDER BY kid FOR UPDATE`)
+			rows, err := tx.Query(ctx, `SELECT `+t.id+`, `+t.clearColumn()+`, `+t.wrapped+`, kek_id FROM `+t.table+` ORDER BY `+t.id+` FOR UPDATE`)
 			if err != nil {
 				return fmt.Errorf("rewrap %s: %w", t.table, err)
 			}
@@ -95,8 +121,7 @@ func RewrapKeys(ctx context.Context, pool *pgxpool.Pool, older, newer *MasterKey
 				return fmt.Errorf("rewrap %s: %w", t.table, err)
 			}
 			for _, r := range todo {
-				if _, err := tx.Exec(ctx, `UPDATE `+t.table+` SET `+t.wrapped+` = $2, kek_id = $3, `+t.clear+` = NULL WHERE kid = $1`,
-					r.kid, r.wrapped, newer.ID()); err != nil {
+				if _, err := tx.Exec(ctx, t.setWrapped(), r.kid, r.wrapped, newer.ID()); err != nil {
 					return fmt.Errorf("rewrap %s %s: %w", t.table, r.kid, err)
 				}
 				n++

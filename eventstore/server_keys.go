@@ -2,7 +2,6 @@ package eventstore
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"sync"
 
@@ -11,17 +10,19 @@ import (
 
 // ServerKeys hands out the 32-byte keys every instance shares, one per
 // purpose, for MACs the service must recognise whichever instance made
-// them. A key is read once per process: keys never change.
+// them. They are stored wrapped under the master key, as the signing and
+// sealing keys are. A key is read once per process: keys never change.
 type ServerKeys struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	master *MasterKeys
 
 	mu   sync.Mutex
 	keys map[string][]byte
 }
 
-// NewServerKeys returns ServerKeys over pool.
-func NewServerKeys(pool *pgxpool.Pool) *ServerKeys {
-	return &ServerKeys{pool: pool, keys: map[string][]byte{}}
+// NewServerKeys returns ServerKeys over pool, wrapped under master.
+func NewServerKeys(pool *pgxpool.Pool, master *MasterKeys) *ServerKeys {
+	return &ServerKeys{pool: pool, master: master, keys: map[string][]byte{}}
 }
 
 // Key returns purpose's key, storing a random one first if there is none.
@@ -34,14 +35,17 @@ func (s *ServerKeys) Key(ctx context.Context, purpose string) ([]byte, error) {
 	// Every instance that finds none offers one; all read the winner's.
 	// Two statements: one would read from the snapshot it started with,
 	// missing a winner that committed meanwhile.
-	key := make([]byte, 32)
-	rand.Read(key)
-	if _, err := s.pool.Exec(ctx, `INSERT INTO server_keys (purpose, key) VALUES ($1, $2) ON CONFLICT (purpose) DO NOTHING`,
-		purpose, key); err != nil {
+	kekID, wrapped := s.master.wrap(serverKeyAAD(purpose), randomBytes(32))
+	if _, err := s.pool.Exec(ctx, `INSERT INTO server_keys (purpose, wrapped_key, kek_id) VALUES ($1, $2, $3) ON CONFLICT (purpose) DO NOTHING`,
+		purpose, wrapped, kekID); err != nil {
 		return nil, fmt.Errorf("store server key %s: %w", purpose, err)
 	}
-	if err := s.pool.QueryRow(ctx, `SELECT key FROM server_keys WHERE purpose = $1`, purpose).Scan(&key); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT wrapped_key, kek_id FROM server_keys WHERE purpose = $1`, purpose).Scan(&wrapped, &kekID); err != nil {
 		return nil, fmt.Errorf("load server key %s: %w", purpose, err)
+	}
+	key, err := s.master.unwrap(kekID, serverKeyAAD(purpose), wrapped)
+	if err != nil {
+		return nil, err
 	}
 	s.keys[purpose] = key
 	return key, nil

@@ -13,7 +13,8 @@ func TestServerKeysAreShared(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
 	pool := mustMigrated(t, 8)
-	a, b := NewServerKeys(pool), NewServerKeys(pool)
+	master := mustMasterKeys(t)
+	a, b := NewServerKeys(pool, master), NewServerKeys(pool, master)
 	var ka, kb []byte
 	var errA, errB error
 	var wg sync.WaitGroup
@@ -26,7 +27,7 @@ func TestServerKeysAreShared(t *testing.T) {
 	if len(ka) != 32 || !bytes.Equal(ka, kb) {
 		t.Fatalf("keys: got %x and %x, want one 32-byte key", ka, kb)
 	}
-	other, err := NewServerKeys(pool).Key(ctx, "other")
+	other, err := NewServerKeys(pool, master).Key(ctx, "other")
 	if err != nil || bytes.Equal(other, ka) {
 		t.Errorf("another purpose: got %x, %v; want a key of its own", other, err)
 	}

@@ -163,7 +163,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 			return nil, err
 		}
 	}
-	a.dash = a.newDashboard(reader, pays, uses, sealer, httpapi.NewPresigner(keys, cfg.PublicURL, nil))
+	a.dash = a.newDashboard(reader, pays, uses, sealer, eventstore.NewServerKeys(a.pool, master), httpapi.NewPresigner(keys, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.api.PaceBodies(a.dash)) // the API paces its own
 	return a, nil
 }

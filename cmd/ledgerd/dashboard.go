@@ -161,7 +161,7 @@ func withDashboard(api, dash http.Handler) http.Handler {
 
 // newDashboard builds the partner dashboard over the app's stores.
 func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *eventstore.APIKeyUses,
-	sealer *eventstore.Sealer, links dashboard.DocumentLinks) *dashboard.Dashboard {
+	sealer *eventstore.Sealer, serverKeys *eventstore.ServerKeys, links dashboard.DocumentLinks) *dashboard.Dashboard {
 	return dashboard.New(dashboard.Config{SecureCookies: secureCookies(a.cfg.PublicURL)}, dashboard.Deps{
 		Log:         a.log,
 		Accounts:    dashboardAccounts{Reader: reader, SignInThrottle: eventstore.NewSignInThrottle(a.pool), store: a.store},
@@ -173,6 +173,6 @@ func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *even
 		Ledger:      reader,
 		Documents:   links,
 		Feed:        paymentFeed{nc: a.nc, prefix: a.cfg.NATSSubjectPrefix},
-		Keys:        eventstore.NewServerKeys(a.pool), // the CSRF key
+		Keys:        serverKeys, // the CSRF key
 	})
 }
