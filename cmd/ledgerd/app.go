@@ -273,7 +273,7 @@ func (a *app) printBanner(w io.Writer, addr string) {
 			a.cfg.NATSSubjectPrefix)
 		fmt.Fprintf(w, "follow the events: go run ./cmd/ledgerctl events tail (same directory, or LEDGER_DATA_DIR=%s)\n", a.cfg.DataDir)
 	} else {
-		fmt.Fprintf(w, "NATS at %s (stream %s)\n", a.cfg.NATSURL, a.cfg.NATSStream)
+		fmt.Fprintf(w, "NATS at %s (stream %s)\n", redactedNATSURL(a.cfg.NATSURL), a.cfg.NATSStream)
 	}
 	fmt.Fprintf(w, "credentials: go run ./cmd/ledgerctl tenant create --name 'Acme' --email owner@acme.example\n")
 	fmt.Fprintf(w, "then: curl -s http://%s/token -H 'Content-Type: application/json' -d '{\"apiKey\":\"...\",\"apiSecret\":\"...\"}'\n", addr)

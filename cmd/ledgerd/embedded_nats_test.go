@@ -63,3 +63,21 @@ func TestEmbeddedNATSNeedsTheToken(t *testing.T) {
 	}
 	nc.Close()
 }
+
+// TestBannerRedactsNATSCredentials: the start banner names the NATS
+// servers of NATS_URL without their tokens, user names or passwords.
+func TestBannerRedactsNATSCredentials(t *testing.T) {
+	t.Parallel()
+	a := &app{cfg: config{Mode: "production", NATSStream: "LEDGER",
+		NATSURL: "nats://s3cret-token@10.0.0.1:4222, nats://ops:pa55word@10.0.0.2:4222,nats://10.0.0.3:4222"}}
+	var banner bytes.Buffer
+	a.printBanner(&banner, "127.0.0.1:8080")
+	for _, secret := range []string{"s3cret-token", "ops", "pa55word"} {
+		if strings.Contains(banner.String(), secret) {
+			t.Errorf("banner %q shows %q", banner.String(), secret)
+		}
+	}
+	if want := "nats://redacted@10.0.0.1:4222,nats://redacted@10.0.0.2:4222,nats://10.0.0.3:4222"; !strings.Contains(banner.String(), want) {
+		t.Errorf("banner %q: want the servers as %s", banner.String(), want)
+	}
+}

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -65,4 +67,23 @@ func connectNATS(url string, opts ...nats.Option) (*nats.Conn, error) {
 		return nil, fmt.Errorf("connect to NATS %s: %w", url, err)
 	}
 	return nc, nil
+}
+
+// redactedNATSURL is NATS_URL for a log or the start banner: each server's
+// credentials (a token or user name, a password) become "redacted", since
+// whoever reads the logs must not be able to publish on the stream.
+func redactedNATSURL(servers string) string {
+	parts := strings.Split(servers, ",")
+	for i, part := range parts {
+		u, err := url.Parse(strings.TrimSpace(part))
+		if err != nil {
+			parts[i] = "(unparsable server URL)"
+			continue
+		}
+		if u.User != nil {
+			u.User = url.User("redacted")
+		}
+		parts[i] = u.String()
+	}
+	return strings.Join(parts, ",")
 }
