@@ -26,11 +26,11 @@ func (s *Server) routes() *mux.Router {
 		r.Handle("/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{})).Methods(http.MethodGet)
 	}
 	r.Handle("/openapi.json", s.route(s.openAPI)).Methods(http.MethodGet)
-	r.Handle("/token", s.limitByIP(s.route(s.issueTenantToken))).Methods(http.MethodPost)
+	r.Handle("/token", s.limitByIP(s.holdBodies(s.route(s.issueTenantToken)))).Methods(http.MethodPost)
 	r.Handle("/documents/{documentId}", s.route(s.downloadDocument)).Methods(http.MethodGet) // presigned, no token
 
 	api := r.NewRoute().Subrouter()
-	api.Use(s.authenticate, s.idempotent)
+	api.Use(s.authenticate, s.holdBodies, s.idempotent)
 	api.Handle("/users/token", s.route(s.issueUserToken)).Methods(http.MethodPost)
 	api.Handle("/users", s.route(s.createUser)).Methods(http.MethodPost)
 	api.Handle("/users", s.route(s.listUsers)).Methods(http.MethodGet)

@@ -53,7 +53,8 @@ func TestKeyedBodiesOverTheRouteLimitUseNoKey(t *testing.T) {
 // least, one largest upload. A keyed upload that has sent all but its
 // last KiB holds nearly all of it; another keyed upload meanwhile is 503
 // server_busy with Retry-After and takes nothing; once the first is gone,
-// the second, retried under the same key, is stored.
+// the second, retried under the same key, is stored. JSON bodies without
+// a key are held under the same ceiling.
 func TestKeyedBodiesHaveACeiling(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, map[string]string{"LEDGER_MAX_BUFFERED_BYTES": strconv.Itoa(httpapi.MinBufferedBytes)})
@@ -84,11 +85,26 @@ func TestKeyedBodiesHaveACeiling(t *testing.T) {
 		t.Error("503 server_busy without Retry-After")
 	}
 
+	// A JSON body without a key is held under the same ceiling (about
+	// 64 KiB are left): a larger one, even to an unauthenticated route, is
+	// refused the same way and changes nothing.
+	events := s.countEvents(t)
+	bigUser := `{"email":"big@example.com","name":"` + strings.Repeat("n", 100<<10) + `"}`
+	mustProblem(t, s.call(t, http.MethodPost, "/users", tok, bigUser), http.StatusServiceUnavailable, "server_busy")
+	bigToken := `{"apiKey":"` + tn.APIKey + `","apiSecret":"` + strings.Repeat("s", 100<<10) + `"}`
+	mustProblem(t, s.call(t, http.MethodPost, "/token", "", bigToken), http.StatusServiceUnavailable, "server_busy")
+	if n := s.countEvents(t); n != events {
+		t.Errorf("events: got %d after refused requests, want %d", n, events)
+	}
+
 	conn.Close()
 	s.awaitHeld(t, "no", func(held int) bool { return held == 0 })
 	r = send(t, s.newRequest(t, http.MethodPost, path, strings.NewReader(second.String()), "Authorization", "Bearer "+tok,
 		"Content-Type", secondType, "Idempotency-Key", key))
 	mustStatus(t, r, http.StatusCreated)
+	if r := s.call(t, http.MethodPost, "/users", tok, bigUser); r.Status == http.StatusServiceUnavailable {
+		t.Errorf("a large JSON body once nothing is held: got 503 %s", r.Body)
+	}
 }
 
 // awaitHeld polls the server's ledger_http_request_bytes_held until ok
