@@ -363,7 +363,8 @@ func TestCreatePaymentErrors(t *testing.T) {
 		{"webhookUrl", `{"merchantId":%q,"amount":100,"reference":"r","webhookUrl":"ftp://x"}`, "validation_failed", "webhookUrl"},
 		{"meta", `{"merchantId":%q,"amount":100,"reference":"r","meta":[1]}`, "validation_failed", "meta"},
 		// Stored, these would stop the sequencer for every tenant: it could not hash them (RFC 8785).
-		{"meta with a name twice", `{"merchantId":%q,"amount":100,"reference":"r","meta":{"a":1,"a":2}}`, "validation_failed", "meta"},
+		// A name twice is refused for every JSON body, meta's included (I-JSON).
+		{"meta with a name twice", `{"merchantId":%q,"amount":100,"reference":"r","meta":{"a":1,"a":2}}`, "malformed_json", "meta.a"},
 		{"meta number beyond a double", `{"merchantId":%q,"amount":100,"reference":"r","meta":{"a":1e309}}`, "validation_failed", "meta"},
 		{"meta with NUL", `{"merchantId":%q,"amount":100,"reference":"r","meta":{"a":"\u0000"}}`, "validation_failed", "meta"},
 		{"meta not UTF-8", "{\"merchantId\":%q,\"amount\":100,\"reference\":\"r\",\"meta\":{\"a\":\"Caf\xc3\"}}", "malformed_json", ""},
