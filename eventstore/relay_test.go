@@ -407,22 +407,35 @@ func TestRelayPublishesPublicData(t *testing.T) {
 func TestRelayWakesOnCommit(t *testing.T) {
 	t.Parallel()
 	e := newRelayEnv(t)
-	e.cfg.MaxIdleWait = 5 * time.Second // idle waits long enough to tell apart
+	// No idle wait ends within the test: only Wake can end the one below.
+	e.cfg.MaxIdleWait = time.Hour
 	ctx := testContext(t, time.Minute)
 	r := e.newRelay(t, nil)
+	idling := make(chan struct{}, 1)
+	r.idling = func() {
+		select {
+		case idling <- struct{}{}:
+		default:
+		}
+	}
 	e.store.OnCommit(r.Wake)
 	startRelay(t, r)
-	time.Sleep(500 * time.Millisecond) // its first round found nothing: it waits
+	select { // its first round found nothing: it waits
+	case <-idling:
+	case <-ctx.Done():
+		t.Fatal("the relay never began an idle wait")
+	}
 
-	other := New(e.pool, projections.Projector{}, nil) // another process's store: no wake
+	// The relay is in an idle wait that only Wake ends, and another
+	// process's store does not wake it: its append stays unpublished.
+	other := New(e.pool, projections.Projector{}, nil)
 	mustCreateTenant(t, ctx, other)
-	time.Sleep(time.Second)
 	s, err := readSequencerState(ctx, e.pool)
 	if err != nil {
 		t.Fatalf("read sequencer state: %v", err)
 	}
-	if s.Published == s.Events {
-		t.Fatalf("another writer's append was published within 1 s of an idle wait of 5 s: got %+v; the wait is not what this test assumes", s)
+	if s.Published == s.Events || s.Unsequenced == 0 {
+		t.Fatalf("another writer's append was sequenced during an idle wait: got %+v, want it unsequenced", s)
 	}
 
 	start := time.Now()
