@@ -25,15 +25,15 @@ import (
 // assigned by the sequencer (sequencer.go), "after published_position" is a
 // safe cursor, unlike a bigserial one.
 //
-// A round is cheap (lead): the sequencing transaction is two pipelined round
-// trips and also writes the published_position JetStream acknowledged in the
-// previous rounds; the events it just sequenced are published straight from
-// memory when everything before them is published (from the table
-// otherwise: catching up after a restart, a NATS outage or a reconcile), and
-// their acknowledgements are collected after the next round's sequencing.
-// published_position therefore trails JetStream by up to two rounds, which
-// the chaining below makes safe: a restart re-sends at most those, and
-// JetStream drops or rejects them.
+// A round is cheap (leadership.round): the sequencing transaction is two
+// pipelined round trips and also writes the published_position JetStream
+// acknowledged in the previous rounds; the events it just sequenced are
+// published straight from memory when everything before them is published
+// (from the table otherwise: catching up after a restart, a NATS outage or a
+// reconcile), and their acknowledgements are collected after the next round's
+// sequencing. published_position therefore trails JetStream by up to two
+// rounds, which the chaining below makes safe: a restart re-sends at most
+// those, and JetStream drops or rejects them.
 //
 // Exactly once, in order, across crashes: each message carries Nats-Msg-Id =
 // event id, Nats-Expected-Last-Msg-Id = the previous event's id, and
@@ -181,6 +181,7 @@ type Relay struct {
 
 	afterPublish func() // test hook: runs after publishing, before marking
 	idling       func() // test hook: runs when an idle wait that Wake can end begins
+	standingBy   func() // test hook: runs when another process holds the relay lock
 	wake         chan struct{}
 
 	leader    prometheus.Gauge

@@ -59,6 +59,9 @@ func newLeadership(r *Relay, conn *pgx.Conn) *leadership {
 func (r *Relay) lead(ctx context.Context) error {
 	conn, err := r.takeLead(ctx)
 	if conn == nil {
+		if err == nil && r.standingBy != nil {
+			r.standingBy()
+		}
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))

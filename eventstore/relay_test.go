@@ -239,19 +239,35 @@ func TestRelayTwoInstances(t *testing.T) {
 	ctx := testContext(t, 60*time.Second)
 	e := newRelayEnv(t)
 	regs := []*prometheus.Registry{prometheus.NewRegistry(), prometheus.NewRegistry()}
-	relays := []*runningRelay{startRelay(t, e.newRelay(t, regs[0])), startRelay(t, e.newRelay(t, regs[1]))}
+	standingBy := []chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)}
+	relays := make([]*runningRelay, len(regs))
+	for i, reg := range regs {
+		r := e.newRelay(t, reg)
+		r.standingBy = func() {
+			select {
+			case standingBy[i] <- struct{}{}:
+			default:
+			}
+		}
+		relays[i] = startRelay(t, r)
+	}
 
 	appendTenants(t, ctx, e.store, 10)
 	e.checkStream(t, ctx, 20*time.Second)
 	leader := waitLeader(t, regs, -1, 5*time.Second)
 	standby := 1 - leader
-	// Leadership stays put while both run, for longer than the standby's
-	// retry interval, and only the leader publishes.
-	for end := time.Now().Add(e.cfg.withDefaults().LeaderRetry + 500*time.Millisecond); time.Now().Before(end); {
-		if got := leaders(t, regs); len(got) != 1 || got[0] != leader {
-			t.Fatalf("leaders: got %v, want only relay %d", got, leader)
+	// Leadership stays put while both run: the standby tries again (after
+	// its retry interval) and stands by once more, and only the leader
+	// publishes.
+	for range 2 {
+		select {
+		case <-standingBy[standby]:
+		case <-ctx.Done():
+			t.Fatalf("relay %d never tried to lead again while relay %d led", standby, leader)
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	if got := leaders(t, regs); len(got) != 1 || got[0] != leader {
+		t.Fatalf("leaders: got %v, want only relay %d", got, leader)
 	}
 	if got := metricValue(t, regs[leader], "ledger_relay_published_total"); got != 30 {
 		t.Errorf("leader's published count: got %v, want 30", got)
