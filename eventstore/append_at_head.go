@@ -24,9 +24,8 @@ const headRetries = 20
 // in the statement itself by a one-entry backward scan of UNIQUE
 // (stream_id, stream_version). A stream absent from tenant $1 has no last
 // version: the rows' version is NULL, which the table's NOT NULL refuses
-// (23502, isMissingStream). Plain SQL rather than a call of migration
-// 0007's append_events_at_head, which does the same in plpgsql, for the
-// reason appendEvents gives.
+// (23502, isMissingStream). Plain SQL rather than plpgsql, for the reason
+// appendEvents gives.
 const appendEventsAtHead = `INSERT INTO events (id, tenant_id, stream_type, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
 	SELECT r.id, $1, $2, $3, h.version + r.n::integer, r.type, r.schema_version, r.data, r.metadata, $4
 	FROM (SELECT (SELECT stream_version FROM events WHERE stream_id = $3 AND tenant_id = $1
@@ -112,10 +111,8 @@ func (s *Store) AppendAtHead(ctx context.Context, meta domain.Metadata, stream d
 }
 
 // isMissingStream reports appendEventsAtHead's refusal of a stream that
-// does not exist (its rows' version is NULL), or the same refusal by
-// append_events_at_head, which older processes may still call.
+// does not exist (its rows' version is NULL).
 func isMissingStream(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) &&
-		(pgErr.Code == "23502" && pgErr.ColumnName == "stream_version" || pgErr.Code == "LV404")
+	return errors.As(err, &pgErr) && pgErr.Code == "23502" && pgErr.ColumnName == "stream_version"
 }

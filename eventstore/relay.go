@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
@@ -17,8 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ledger/ledger/domain"
-	"github.com/ledger/ledger/eventstore/eventrow"
-	"github.com/ledger/ledger/eventstore/pguuid"
 )
 
 // The events table is the transactional outbox: an event row is written in
@@ -28,15 +25,15 @@ import (
 // assigned by the sequencer (sequencer.go), "after published_position" is a
 // safe cursor, unlike a bigserial one.
 //
-// A round is cheap (lead): the sequencing transaction is two pipelined round
-// trips and also writes the published_position JetStream acknowledged in the
-// previous rounds; the events it just sequenced are published straight from
-// memory when everything before them is published (from the table
-// otherwise: catching up after a restart, a NATS outage or a reconcile), and
-// their acknowledgements are collected after the next round's sequencing.
-// published_position therefore trails JetStream by up to two rounds, which
-// the chaining below makes safe: a restart re-sends at most those, and
-// JetStream drops or rejects them.
+// A round is cheap (leadership.round): the sequencing transaction is two
+// pipelined round trips and also writes the published_position JetStream
+// acknowledged in the previous rounds; the events it just sequenced are
+// published straight from memory when everything before them is published
+// (from the table otherwise: catching up after a restart, a NATS outage or a
+// reconcile), and their acknowledgements are collected after the next round's
+// sequencing. published_position therefore trails JetStream by up to two
+// rounds, which the chaining below makes safe: a restart re-sends at most
+// those, and JetStream drops or rejects them.
 //
 // Exactly once, in order, across crashes: each message carries Nats-Msg-Id =
 // event id, Nats-Expected-Last-Msg-Id = the previous event's id, and
@@ -182,15 +179,9 @@ type Relay struct {
 	cfg  RelayConfig
 	log  *slog.Logger
 
-	seq          *sequencer // while leading: the sequencer, with its chain-head cache
-	pubPos       int64      // the position JetStream has acknowledged up to (>= markedPos); -1: not known yet
-	markedPos    int64      // published_position as stored; pubPos > markedPos is a mark still to write
-	lastID       string     // id of the event at lastPos, the next message's expected last id
-	lastPos      int64      // the position lastID belongs to; -1: not known yet
-	lastSeq      uint64     // the stream's last sequence, which the next message must follow (0: empty stream)
-	streamReady  bool       // the stream exists with our configuration
-	inflight     *inflight  // messages sent whose acknowledgements are still to collect
-	afterPublish func()     // test hook: runs after publishing, before marking
+	afterPublish func() // test hook: runs after publishing, before marking
+	idling       func() // test hook: runs when an idle wait that Wake can end begins
+	standingBy   func() // test hook: runs when another process holds the relay lock
 	wake         chan struct{}
 
 	leader    prometheus.Gauge
@@ -281,162 +272,6 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 }
 
-// lead takes the relay lock on a dedicated connection and, if it gets it,
-// sequences and publishes until ctx ends or the connection fails. The lock
-// dies with the connection, so a crashed leader is replaced at once.
-func (r *Relay) lead(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, leaderConnConfig(r.pool))
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	pguuid.Register(conn.TypeMap())
-	defer conn.Close(context.WithoutCancel(ctx))
-	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(relayLockKey)).Scan(&got); err != nil {
-		return fmt.Errorf("relay lock: %w", err)
-	}
-	if !got {
-		return nil
-	}
-	r.leader.Set(1)
-	r.log.Info("relay: this process is now the sequencer and relay")
-	r.lastID, r.lastPos, r.lastSeq, r.streamReady = "", -1, 0, false
-	r.seq, r.pubPos, r.markedPos = newSequencer(), -1, -1
-	var natsRetry time.Time // no publishing before this, after a NATS failure
-	natsBackoff := 100 * time.Millisecond
-	var nextGauge time.Time
-	nextCheck := time.Now().Add(r.cfg.StreamCheck)
-	var lastBusy time.Time        // start of the previous round, if it sequenced events
-	idleWait := r.cfg.MaxIdleWait // nothing done yet: as backed off as an idle relay gets
-	r.inflight = nil
-	for ctx.Err() == nil {
-		start := time.Now()
-		// A round sequences, then waits for the acknowledgements of what the
-		// previous round published (they arrive while it sequences), then
-		// publishes what is next without waiting. At most one round's
-		// messages are in flight, and they are always awaited, and marked,
-		// before anything after them is sent.
-		//
-		// What JetStream acknowledged is marked in the next sequencing
-		// transaction, under the row lock, only if published_position is still
-		// what this relay stored: if it moved under the relay (an operator
-		// reset, a restore), the relay starts over from there instead.
-		var m *mark
-		expected := r.markedPos
-		if r.pubPos > r.markedPos && r.markedPos >= 0 {
-			m = &mark{from: r.markedPos, to: r.pubPos}
-			expected = r.pubPos
-		}
-		rd, err := r.seq.sequence(ctx, conn, r.cfg.BatchSize, m)
-		if err != nil {
-			return fmt.Errorf("sequence: %w", err)
-		}
-		lastBusy = r.rounds.sequenced(start, lastBusy, len(rd.recs))
-		if rd.published != expected { // first round, or moved under the relay
-			if r.inflight != nil {
-				r.inflight.stale = true // its acknowledgements no longer say where to go on from
-			}
-			r.pubPos, r.lastPos = rd.published, -1 // the stream says where to go on from (send)
-			r.streamReady = false
-		}
-		r.markedPos = rd.published
-		var acked, sent int
-		if r.inflight != nil {
-			acked, err = r.finish(ctx, conn)
-		}
-		if err == nil && r.pubPos < rd.last() && time.Now().After(natsRetry) {
-			sendStart := time.Now()
-			sent, err = r.send(ctx, conn, rd)
-			if sent > 0 {
-				r.rounds.publish.Observe(time.Since(sendStart).Seconds())
-			}
-		}
-		var pgErr pgxError
-		var unpublishable unpublishableError
-		switch {
-		case err == nil:
-			if acked > 0 {
-				natsBackoff = 100 * time.Millisecond
-			}
-		case errors.As(err, &pgErr), errors.As(err, &unpublishable):
-			return err
-		default:
-			r.log.Warn("relay: publish failed; retrying", "err", err, "in", natsBackoff)
-			r.streamReady = false
-			natsRetry = time.Now().Add(natsBackoff)
-			natsBackoff = min(natsBackoff*2, 5*time.Second)
-		}
-		if time.Now().After(nextGauge) {
-			r.updatePending(ctx, conn)
-			nextGauge = time.Now().Add(time.Second)
-		}
-		if err == nil && r.inflight == nil && r.pubPos >= rd.last() && time.Now().After(nextCheck) {
-			nextCheck = time.Now().Add(r.cfg.StreamCheck)
-			if err := r.checkStream(ctx, conn); err != nil {
-				if errors.As(err, &pgErr) {
-					return err
-				}
-				r.log.Warn("relay: check the stream", "err", err)
-				r.streamReady = false
-			}
-		}
-		// An idle round waits, longer while rounds stay idle (MaxIdleWait),
-		// or until Wake; one that did work, or left acknowledgements to
-		// collect or a mark to write, goes on BusyRound after it began, so
-		// marking stays prompt when appends stop.
-		if len(rd.recs) == 0 && acked == 0 && sent == 0 && r.inflight == nil && r.pubPos == r.markedPos {
-			// Only a relay that has backed off is woken: the first wait after
-			// work gathers the commits of those few milliseconds into one
-			// round, where waking on each would run a round per append (8%
-			// fewer payments per second at one client, measured).
-			wake := r.wake
-			if idleWait <= r.cfg.PollInterval {
-				wake = nil
-			}
-			select {
-			case <-ctx.Done():
-			case <-wake:
-				idleWait = r.cfg.PollInterval
-			case <-time.After(idleWait):
-				idleWait = min(2*idleWait, r.cfg.MaxIdleWait)
-			}
-		} else {
-			idleWait = r.cfg.PollInterval
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Until(start.Add(r.cfg.BusyRound))):
-			}
-		}
-	}
-	return nil
-}
-
-// checkStream reconciles with the stream when it no longer ends where this
-// relay left it: fewer messages (JetStream lost acknowledged ones), more
-// (something else published), or none at all (deleted): published_position
-// then goes back to the stream's last event, and the next round publishes
-// again whatever the stream lacks.
-func (r *Relay) checkStream(ctx context.Context, conn *pgx.Conn) error {
-	if !r.streamReady || r.lastPos != r.pubPos {
-		return nil // the next publish reconciles anyway
-	}
-	stream, err := r.js.Stream(ctx, r.cfg.Stream) // one STREAM.INFO request, kept as its CachedInfo
-	var lastSeq uint64
-	if err == nil {
-		lastSeq = stream.CachedInfo().State.LastSeq
-	}
-	switch {
-	case errors.Is(err, jetstream.ErrStreamNotFound):
-	case err != nil:
-		return fmt.Errorf("stream info: %w", err)
-	case lastSeq == r.lastSeq:
-		return nil
-	}
-	r.log.Warn("relay: the stream no longer ends where it was left; reconciling", "stream", r.cfg.Stream,
-		"lastSeq", lastSeq, "expected", r.lastSeq, "err", err)
-	return r.reconcile(ctx, conn)
-}
-
 // pgxError marks a database failure during publishing, which ends leadership
 // (the connection may be gone), unlike a NATS failure, which is retried.
 type pgxError struct{ err error }
@@ -452,143 +287,6 @@ type unpublishableError struct{ err error }
 
 func (e unpublishableError) Error() string { return e.err.Error() }
 func (e unpublishableError) Unwrap() error { return e.err }
-
-func (r *Relay) updatePending(ctx context.Context, conn *pgx.Conn) {
-	var n int64
-	err := conn.QueryRow(ctx, `SELECT (SELECT last_position - published_position FROM sequencer_state)
-		+ (SELECT count(*) FROM events WHERE position IS NULL)`).Scan(&n)
-	if err == nil {
-		r.pending.Set(float64(n))
-	}
-}
-
-// inflight is a round's messages sent to JetStream whose acknowledgements
-// the relay has not collected yet.
-type inflight struct {
-	recs    []domain.Record // in position order; futures[i] is recs[i]'s
-	futures []jetstream.PubAckFuture
-	sendErr error // why sending stopped before the end of recs
-	stale   bool  // published_position moved under the relay since: only wait for it
-}
-
-// send publishes the next batch of sequenced events after pubPos, without
-// waiting for JetStream's acknowledgements: finish, in the next round,
-// collects them. When everything before the round rd was published, those
-// are the records rd just sequenced, sent straight from memory; otherwise
-// (catching up after a restart, a NATS outage or a reconcile) they are read
-// from the events table. It returns how many messages it sent.
-func (r *Relay) send(ctx context.Context, conn *pgx.Conn, rd round) (int, error) {
-	if !r.streamReady || r.lastPos != r.pubPos {
-		// The first publish of a leadership, or after a failed publish, or
-		// after published_position moved under the relay: the stream's
-		// last message says where to go on from, not published_position,
-		// which trails JetStream by up to two rounds (and JetStream may
-		// have lost its tail, or the stream been made anew), and its last
-		// message's id and sequence are what the next one follows. Sending from
-		// published_position and counting on JetStream to refuse what does
-		// not follow the stream's last message is not enough: a clustered
-		// stream of nats-server 2.15 takes such a message, fails it on
-		// every replica when they apply it, and then takes nothing more.
-		if err := r.reconcile(ctx, conn); err != nil {
-			return 0, err
-		}
-		r.streamReady = true
-	}
-	published := r.pubPos
-	recs := rd.recs
-	if published != rd.prevLast || len(recs) == 0 {
-		rows, err := conn.Query(ctx, `SELECT `+recordColumns+` FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
-			published, r.cfg.BatchSize)
-		if err != nil {
-			return 0, pgxError{fmt.Errorf("read events to publish: %w", err)}
-		}
-		if recs, err = pgx.CollectRows(rows, eventrow.Scan); err != nil {
-			return 0, pgxError{err}
-		}
-	}
-	if len(recs) == 0 {
-		return 0, nil
-	}
-	fl := &inflight{recs: recs, futures: make([]jetstream.PubAckFuture, 0, len(recs))}
-	expected := r.lastID // "": nothing published yet, or the stream ends with a foreign message
-	for i, rec := range recs {
-		msg, err := r.message(rec)
-		if err != nil {
-			return 0, unpublishableError{err}
-		}
-		opts := []jetstream.PublishOpt{jetstream.WithMsgID(rec.ID.String()), jetstream.WithExpectStream(r.cfg.Stream),
-			jetstream.WithExpectLastSequence(r.lastSeq + uint64(i))}
-		if expected != "" {
-			opts = append(opts, jetstream.WithExpectLastMsgID(expected))
-		}
-		f, err := r.js.PublishMsgAsync(msg, opts...)
-		if err != nil {
-			fl.sendErr = err
-			break
-		}
-		fl.futures = append(fl.futures, f)
-		expected = rec.ID.String()
-	}
-	r.inflight = fl
-	return len(fl.futures), nil
-}
-
-// finish waits for the acknowledgements of the messages in flight and moves
-// pubPos to the last of the leading messages JetStream stored; the next
-// sequencing transaction marks it. It returns how many were acknowledged.
-func (r *Relay) finish(ctx context.Context, conn *pgx.Conn) (int, error) {
-	fl := r.inflight
-	r.inflight = nil
-	acked, ackedSeq, ackErr := r.awaitAcks(ctx, fl.futures, fl.recs)
-	if r.afterPublish != nil {
-		r.afterPublish()
-	}
-	if acked > 0 {
-		r.published.Add(float64(acked))
-	}
-	if fl.stale { // published_position was moved under the relay: go on from there, not from these
-		return acked, nil
-	}
-	if acked > 0 {
-		last := fl.recs[acked-1]
-		r.pubPos, r.lastID, r.lastPos, r.lastSeq = last.Position, last.ID.String(), last.Position, ackedSeq
-	}
-	if err := errors.Join(ackErr, fl.sendErr); err != nil {
-		if isWrongLast(err) {
-			if rerr := r.reconcile(ctx, conn); rerr != nil {
-				return acked, rerr
-			}
-		}
-		return acked, err
-	}
-	return acked, nil
-}
-
-// awaitAcks waits for the futures in order and returns how many leading
-// messages JetStream stored (or already had) and the stream sequence of the
-// last of them, with the first error.
-func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture, recs []domain.Record) (acked int, seq uint64, err error) {
-	timeout := time.After(10 * time.Second)
-	for i, f := range futures {
-		select {
-		case ack := <-f.Ok():
-			if acked == i {
-				acked++
-				seq = ack.Sequence
-				r.lag.Observe(time.Since(recs[i].RecordedAt).Seconds())
-			}
-		case err := <-f.Err():
-			if acked == i {
-				return acked, seq, fmt.Errorf("publish %s: %w", recs[i].ID, err)
-			}
-		case <-timeout:
-			return acked, seq, errors.New("publish: timed out waiting for JetStream acknowledgements")
-		case <-ctx.Done():
-			return acked, seq, ctx.Err()
-		}
-	}
-	return acked, seq, nil
-}
 
 // message builds the published form of rec: its CloudEvent with the private
 // fields left out of data. Its hash still refers to the stored event.
@@ -607,71 +305,4 @@ func (r *Relay) message(rec domain.Record) (*nats.Msg, error) {
 	msg.Data = body
 	msg.Header.Set("Content-Type", "application/cloudevents+json")
 	return msg, nil
-}
-
-// isWrongLast reports whether JetStream rejected a message because the
-// stream's last message was not the one expected: by id or by sequence.
-func isWrongLast(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) &&
-		(apiErr.ErrorCode == 10070 || // JSStreamWrongLastMsgIDErrF
-			apiErr.ErrorCode == 10071) // JSStreamWrongLastSequenceErrF
-}
-
-// reconcile resets published_position to the event that is really the
-// stream's last message: forward after a crash between publish and marking,
-// backward if JetStream lost acknowledged messages (Postgres is the source of
-// truth, so they are published again). A new, empty stream gets everything.
-func (r *Relay) reconcile(ctx context.Context, conn *pgx.Conn) error {
-	stream, err := r.EnsureStream(ctx)
-	if err != nil {
-		return err
-	}
-	info, err := stream.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("stream info: %w", err)
-	}
-	var position int64
-	lastID := ""
-	if info.State.LastSeq > 0 {
-		msg, err := stream.GetMsg(ctx, info.State.LastSeq)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			// Purged or deleted by an operator: nothing to compare with.
-			// Postgres's published_position stands, and the next message
-			// expects the stream's last sequence, so none slips in between.
-			r.log.Warn("relay: the stream's last message is gone; publishing on after published_position",
-				"stream", r.cfg.Stream, "seq", info.State.LastSeq, "publishedPosition", r.pubPos)
-			r.lastID, r.lastSeq, r.lastPos = "", info.State.LastSeq, r.pubPos
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read stream's last message: %w", err)
-		}
-		lastID = msg.Header.Get(jetstream.MsgIDHeader)
-		id, perr := uuid.Parse(lastID)
-		err = perr
-		if perr == nil {
-			err = conn.QueryRow(ctx, `SELECT position FROM events WHERE id = $1 AND position IS NOT NULL`, id).Scan(&position)
-		}
-		if perr != nil || errors.Is(err, pgx.ErrNoRows) {
-			r.log.Error("relay: the stream's last message is not a ledger event; publishing on after it",
-				"stream", r.cfg.Stream, "msgId", lastID, "seq", info.State.LastSeq)
-			r.lastID, r.lastSeq, r.lastPos = "", info.State.LastSeq, r.pubPos // send expects that sequence
-			return nil
-		}
-		if err != nil {
-			return pgxError{fmt.Errorf("find stream's last event: %w", err)}
-		}
-	}
-	if _, err := conn.Exec(ctx, `UPDATE sequencer_state SET published_position = $1 WHERE id = 1`, position); err != nil {
-		return pgxError{fmt.Errorf("reset published position: %w", err)}
-	}
-	level := slog.LevelInfo // the usual takeover: published_position was where the stream ends
-	if position != r.pubPos {
-		level = slog.LevelWarn
-	}
-	r.log.Log(ctx, level, "relay: reconciled with the stream", "publishedPosition", position, "was", r.pubPos, "lastMsgId", lastID)
-	r.lastID, r.lastPos, r.lastSeq = lastID, position, info.State.LastSeq
-	r.pubPos, r.markedPos = position, position
-	return nil
 }

@@ -239,19 +239,35 @@ func TestRelayTwoInstances(t *testing.T) {
 	ctx := testContext(t, 60*time.Second)
 	e := newRelayEnv(t)
 	regs := []*prometheus.Registry{prometheus.NewRegistry(), prometheus.NewRegistry()}
-	relays := []*runningRelay{startRelay(t, e.newRelay(t, regs[0])), startRelay(t, e.newRelay(t, regs[1]))}
+	standingBy := []chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)}
+	relays := make([]*runningRelay, len(regs))
+	for i, reg := range regs {
+		r := e.newRelay(t, reg)
+		r.standingBy = func() {
+			select {
+			case standingBy[i] <- struct{}{}:
+			default:
+			}
+		}
+		relays[i] = startRelay(t, r)
+	}
 
 	appendTenants(t, ctx, e.store, 10)
 	e.checkStream(t, ctx, 20*time.Second)
 	leader := waitLeader(t, regs, -1, 5*time.Second)
 	standby := 1 - leader
-	// Leadership stays put while both run, for longer than the standby's
-	// retry interval, and only the leader publishes.
-	for end := time.Now().Add(e.cfg.withDefaults().LeaderRetry + 500*time.Millisecond); time.Now().Before(end); {
-		if got := leaders(t, regs); len(got) != 1 || got[0] != leader {
-			t.Fatalf("leaders: got %v, want only relay %d", got, leader)
+	// Leadership stays put while both run: the standby tries again (after
+	// its retry interval) and stands by once more, and only the leader
+	// publishes.
+	for range 2 {
+		select {
+		case <-standingBy[standby]:
+		case <-ctx.Done():
+			t.Fatalf("relay %d never tried to lead again while relay %d led", standby, leader)
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	if got := leaders(t, regs); len(got) != 1 || got[0] != leader {
+		t.Fatalf("leaders: got %v, want only relay %d", got, leader)
 	}
 	if got := metricValue(t, regs[leader], "ledger_relay_published_total"); got != 30 {
 		t.Errorf("leader's published count: got %v, want 30", got)
@@ -407,22 +423,35 @@ func TestRelayPublishesPublicData(t *testing.T) {
 func TestRelayWakesOnCommit(t *testing.T) {
 	t.Parallel()
 	e := newRelayEnv(t)
-	e.cfg.MaxIdleWait = 5 * time.Second // idle waits long enough to tell apart
+	// No idle wait ends within the test: only Wake can end the one below.
+	e.cfg.MaxIdleWait = time.Hour
 	ctx := testContext(t, time.Minute)
 	r := e.newRelay(t, nil)
+	idling := make(chan struct{}, 1)
+	r.idling = func() {
+		select {
+		case idling <- struct{}{}:
+		default:
+		}
+	}
 	e.store.OnCommit(r.Wake)
 	startRelay(t, r)
-	time.Sleep(500 * time.Millisecond) // its first round found nothing: it waits
+	select { // its first round found nothing: it waits
+	case <-idling:
+	case <-ctx.Done():
+		t.Fatal("the relay never began an idle wait")
+	}
 
-	other := New(e.pool, projections.Projector{}, nil) // another process's store: no wake
+	// The relay is in an idle wait that only Wake ends, and another
+	// process's store does not wake it: its append stays unpublished.
+	other := New(e.pool, projections.Projector{}, nil)
 	mustCreateTenant(t, ctx, other)
-	time.Sleep(time.Second)
 	s, err := readSequencerState(ctx, e.pool)
 	if err != nil {
 		t.Fatalf("read sequencer state: %v", err)
 	}
-	if s.Published == s.Events {
-		t.Fatalf("another writer's append was published within 1 s of an idle wait of 5 s: got %+v; the wait is not what this test assumes", s)
+	if s.Published == s.Events || s.Unsequenced == 0 {
+		t.Fatalf("another writer's append was sequenced during an idle wait: got %+v, want it unsequenced", s)
 	}
 
 	start := time.Now()

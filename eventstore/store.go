@@ -208,9 +208,9 @@ func statementName(sql string) string {
 // $4 collide on that index: Postgres makes the second wait for the first
 // and then fails it with 23505, so exactly one wins and no stream ever has
 // a gap or a duplicate version. The check is a point lookup of that index,
-// evaluated once per statement. This is plain SQL rather than a call of
-// migration 0007's append_events, which does the same in plpgsql: the
-// function call and its inner statements cost a fifth more per append.
+// evaluated once per statement. This is plain SQL rather than a plpgsql
+// function doing the same: the function call and its inner statements
+// cost a fifth more per append.
 const appendEvents = `INSERT INTO events (id, tenant_id, stream_type, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
 	SELECT r.id, $1, $2, $3,
 		CASE WHEN $4::integer = 0 OR EXISTS (SELECT 1 FROM events WHERE stream_id = $3 AND stream_version = $4::integer)
@@ -276,12 +276,10 @@ func isUniqueViolation(err error) bool {
 }
 
 // isStaleVersion reports appendEvents' refusal of a stream that is behind
-// the expected version (its rows' version 0 fails the table's CHECK), or
-// the same refusal by append_events, which older processes may still call.
+// the expected version (its rows' version 0 fails the table's CHECK).
 func isStaleVersion(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) &&
-		(pgErr.Code == "23514" && pgErr.ConstraintName == "events_stream_version_check" || pgErr.Code == "LV409")
+	return errors.As(err, &pgErr) && pgErr.Code == "23514" && pgErr.ConstraintName == "events_stream_version_check"
 }
 
 // Load returns every record of a stream in version order. A stream of another

@@ -574,6 +574,32 @@ func TestRebuildWhileAppending(t *testing.T) {
 	}
 }
 
+// waitAppended waits until each counter has moved past its value in from.
+func waitAppended(t *testing.T, counters []*atomic.Int64, from []int64) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		now := loadAll(counters)
+		past := true
+		for i, n := range now {
+			past = past && n > from[i]
+		}
+		if past {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("appends: got %v, want each past %v within 30 s", now, from)
+		}
+	}
+}
+
+func loadAll(counters []*atomic.Int64) []int64 {
+	ns := make([]int64, len(counters))
+	for i, c := range counters {
+		ns[i] = c.Load()
+	}
+	return ns
+}
+
 func rebuildWhileAppending(t *testing.T, opt RebuildOptions) {
 	f := newFixture(t)
 	worlds := []world{f.seedTenant(0), f.seedTenant(1)}
@@ -656,11 +682,16 @@ func rebuildWhileAppending(t *testing.T, opt RebuildOptions) {
 			}
 		})
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The rebuild starts once every kind of append is going on, and the
+	// appenders stop once each kind has appended again after the swap, into
+	// the new tables.
+	stopAppending := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	defer stopAppending() // also when a wait below fails the test
+	counters := []*atomic.Int64{&payments, &keys, &users}
+	waitAppended(t, counters, make([]int64, len(counters)))
 	stats := f.rebuildWith("all", opt)
-	time.Sleep(300 * time.Millisecond) // appends after the swap land in the new tables
-	close(stop)
-	wg.Wait()
+	waitAppended(t, counters, loadAll(counters))
+	stopAppending()
 	if n := appendErrs.Load() + readErrs.Load(); n > 0 {
 		t.Fatalf("%d appends and %d reads failed during the rebuild; first: %v", appendErrs.Load(), readErrs.Load(), firstErr.Load())
 	}
@@ -911,6 +942,33 @@ func TestRebuildHandsUnfoldableStreamsToTheProjector(t *testing.T) {
 	}
 }
 
+// waitLockWaitPassed waits until the rebuild's ADD CONSTRAINT ... REFERENCES
+// documents has timed out waiting for its lock once and is trying again: a
+// statement started later than the first one seen. (The poll's own
+// statement matches the pattern too: it is left out.)
+func waitLockWaitPassed(t *testing.T, f *fixture) {
+	t.Helper()
+	var first time.Time
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var started *time.Time
+		if err := f.pool.QueryRow(f.ctx, `SELECT max(query_start) FROM pg_stat_activity WHERE datname = current_database()
+			AND pid <> pg_backend_pid() AND state = 'active'
+			AND query LIKE '%ADD CONSTRAINT%REFERENCES public.documents%'`).Scan(&started); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case started == nil:
+		case first.IsZero():
+			first = *started
+		case started.After(first):
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the rebuild did not try the foreign key to documents a second time within 60 s")
+		}
+	}
+}
+
 // TestRebuildLetsUploadsPass: the payments rebuild adds its foreign key to
 // the live document store while an upload holds its transaction open (as
 // it does for the whole request body). Other uploads must not queue behind
@@ -941,7 +999,7 @@ func TestRebuildLetsUploadsPass(t *testing.T) {
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var n int
 		if err := f.pool.QueryRow(f.ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
-			AND query LIKE '%ADD CONSTRAINT%REFERENCES public.documents%'`).Scan(&n); err != nil {
+			AND pid <> pg_backend_pid() AND query LIKE '%ADD CONSTRAINT%REFERENCES public.documents%'`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n > 0 {
@@ -951,7 +1009,7 @@ func TestRebuildLetsUploadsPass(t *testing.T) {
 			t.Fatal("the rebuild did not reach the foreign key to documents within 60 s")
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // past one of its lock waits
+	waitLockWaitPassed(t, f)
 	err = pgx.BeginFunc(f.ctx, f.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(f.ctx, `SET LOCAL statement_timeout = '3s'`); err != nil {
 			return err
