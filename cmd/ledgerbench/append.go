@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/projections"
@@ -92,7 +93,7 @@ func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	printTable(stdout, *rep)
-	if werr := writeJSON(cfg.out, rep); werr != nil {
+	if werr := benchkit.WriteJSON(cfg.out, rep); werr != nil {
 		return errors.Join(err, werr)
 	}
 	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
@@ -117,11 +118,11 @@ func measureAppend(ctx context.Context, cfg appendConfig, stderr io.Writer) (_ *
 	restoreGC, _ := eventstore.WithServiceGC(os.Getenv)
 	defer restoreGC()
 
-	if err := createDatabase(ctx, cfg.databaseURL, dbName); err != nil {
+	if err := benchkit.CreateDatabase(ctx, cfg.databaseURL, dbName); err != nil {
 		return nil, err
 	}
 	if !cfg.keep {
-		defer func() { err = errors.Join(err, dropDatabase(cleanup, cfg.databaseURL, dbName)) }()
+		defer func() { err = errors.Join(err, benchkit.DropDatabase(cleanup, cfg.databaseURL, dbName)) }()
 	}
 	maxConns := int32(slices.Max(cfg.concurrency) + 4)
 	pool, err := openBenchPool(ctx, cfg.databaseURL, dbName, maxConns)
