@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ledger/ledger/cmd/internal/benchkit"
+	"github.com/ledger/ledger/eventstore"
 )
 
 // chaosCluster is what one fault scenario runs against: its own Postgres
@@ -68,7 +69,15 @@ func startChaosCluster(ctx context.Context, dir, ledgerdBin, ledgerctlBin string
 	if c.nats, err = startPrivateNATS(filepath.Join(dir, "nats")); err != nil {
 		return c, err
 	}
+	// One master key for every process: each would otherwise make its own
+	// under its LEDGER_DATA_DIR, and the second could not unwrap the
+	// signing key the first stored.
+	masterKey, _, err := eventstore.LocalMasterKeyFile(dir)
+	if err != nil {
+		return c, err
+	}
 	c.env = []string{"DATABASE_URL=" + c.dbURL, "NATS_URL=" + c.nats.URL, "LEDGER_LOG_LEVEL=warn",
+		"LEDGER_MASTER_KEY_FILE=" + masterKey,
 		"LEDGER_MODE=sandbox", "LEDGER_WEBHOOK_RETRY=" + s.WebhookRetry, "LEDGER_EXPIRY_POLL=200ms",
 		// Payments whose deposit never came (the load stopped between the
 		// two requests) expire while the scenario settles, so every
