@@ -41,20 +41,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		usage(stderr)
 		return fmt.Errorf("no mode given")
 	}
-	switch args[0] {
-	case "append", "payments", "lifecycle", "all":
-		mode := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
-			"append": runAppend, "payments": runPayments, "lifecycle": runLifecycle, "all": runAll}[args[0]]
-		err := mode(ctx, args[1:], stdout, stderr)
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	case "replay":
-		if err := runReplay(ctx, args[1:], stdout, stderr); !errors.Is(err, flag.ErrHelp) {
+	modes := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
+		"append": runAppend, "payments": runPayments, "lifecycle": runLifecycle, "replay": runReplay, "all": runAll,
+	}
+	if mode, ok := modes[args[0]]; ok {
+		if err := mode(ctx, args[1:], stdout, stderr); !errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return nil
+	}
+	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return nil
