@@ -118,11 +118,11 @@ func measureAppend(ctx context.Context, cfg appendConfig, stderr io.Writer) (_ *
 	restoreGC, _ := eventstore.WithServiceGC(os.Getenv)
 	defer restoreGC()
 
-	if err := benchkit.CreateDatabase(ctx, cfg.databaseURL, dbName); err != nil {
+	if err := createDatabase(ctx, cfg.databaseURL, dbName); err != nil {
 		return nil, err
 	}
 	if !cfg.keep {
-		defer func() { err = errors.Join(err, benchkit.DropDatabase(cleanup, cfg.databaseURL, dbName)) }()
+		defer func() { err = errors.Join(err, dropDatabase(cleanup, cfg.databaseURL, dbName)) }()
 	}
 	maxConns := int32(slices.Max(cfg.concurrency) + 4)
 	pool, err := openBenchPool(ctx, cfg.databaseURL, dbName, maxConns)

@@ -81,7 +81,7 @@ func startBenchLedgerd(ctx context.Context, spec ledgerdSpec, stderr io.Writer) 
 	// Cleanup is registered before ledgerd can create anything, and runs
 	// after it stopped (last first): database, then stream.
 	if !spec.Keep {
-		b.cleanups = append(b.cleanups, func() error { return benchkit.DropDatabase(cleanup, spec.DatabaseURL, b.DBName) })
+		b.cleanups = append(b.cleanups, func() error { return dropDatabase(cleanup, spec.DatabaseURL, b.DBName) })
 	} else {
 		b.cleanups = append(b.cleanups, func() error {
 			fmt.Fprintf(stderr, "ledgerbench: kept database %s and stream %s\n", b.DBName, b.Stream)

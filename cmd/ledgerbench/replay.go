@@ -217,11 +217,11 @@ func measureReplay(ctx context.Context, cfg replayConfig, stderr io.Writer) (*re
 // replayOne seeds n events into a new database and times the rebuilds.
 func replayOne(ctx, cleanup context.Context, cfg replayConfig, n int64, stderr io.Writer, first bool, rep *replayReport) (size replaySize, err error) {
 	size = replaySize{Events: n, Database: "ledgerbench_" + randomHex(6)}
-	if err := benchkit.CreateDatabase(ctx, cfg.databaseURL, size.Database); err != nil {
+	if err := createDatabase(ctx, cfg.databaseURL, size.Database); err != nil {
 		return size, err
 	}
 	if !cfg.keep {
-		defer func() { err = errors.Join(err, benchkit.DropDatabase(cleanup, cfg.databaseURL, size.Database)) }()
+		defer func() { err = errors.Join(err, dropDatabase(cleanup, cfg.databaseURL, size.Database)) }()
 	}
 	pool, err := openBenchPool(ctx, cfg.databaseURL, size.Database, 8)
 	if err != nil {

@@ -4,44 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/eventstore"
 )
-
-// CreateDatabase creates the empty database name on the server of
-// serverURL. The run owns its database, so it can run beside a live
-// ledger and never measures someone else's rows or locks.
-func CreateDatabase(ctx context.Context, serverURL, name string) error {
-	conn, err := pgx.Connect(ctx, serverURL)
-	if err != nil {
-		return fmt.Errorf("create database: connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return fmt.Errorf("create database %s: %w", name, err)
-	}
-	return nil
-}
-
-// DropDatabase removes name, closing any connection still open on it. It
-// runs on the way out, also after Ctrl-C, so it bounds its own time.
-func DropDatabase(ctx context.Context, serverURL, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, serverURL)
-	if err != nil {
-		return fmt.Errorf("drop database: connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-		return fmt.Errorf("drop database %s: %w", name, err)
-	}
-	return nil
-}
 
 // OpenPool opens a pool of at most maxConns connections on database name of
 // the server of serverURL, and nothing else.

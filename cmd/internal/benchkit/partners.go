@@ -59,14 +59,14 @@ func SetupPartners(ctx context.Context, client *http.Client, ledgerctl string, e
 		var tok struct {
 			AccessToken string `json:"accessToken"`
 		}
-		if err := CallJSON(ctx, client, baseURL+"/token", "", map[string]string{"apiKey": keys.APIKey, "apiSecret": keys.APISecret},
+		if err := callJSON(ctx, client, baseURL+"/token", "", map[string]string{"apiKey": keys.APIKey, "apiSecret": keys.APISecret},
 			http.StatusOK, &tok); err != nil {
 			return nil, fmt.Errorf("partner %d: %w", i, err)
 		}
 		var merchant struct {
 			ID string `json:"id"`
 		}
-		if err := CallJSON(ctx, client, baseURL+"/merchants", tok.AccessToken, benchMerchant, http.StatusCreated, &merchant); err != nil {
+		if err := callJSON(ctx, client, baseURL+"/merchants", tok.AccessToken, benchMerchant, http.StatusCreated, &merchant); err != nil {
 			return nil, fmt.Errorf("partner %d: %w", i, err)
 		}
 		ps[i] = Partner{TenantID: keys.TenantID, Token: tok.AccessToken, MerchantID: merchant.ID}
@@ -87,10 +87,10 @@ func runLedgerctl(ctx context.Context, bin string, env []string, args ...string)
 	return out, nil
 }
 
-// CallJSON POSTs body as JSON to url, with token as bearer if not empty,
+// callJSON POSTs body as JSON to url, with token as bearer if not empty,
 // and decodes the answer into out. Any status but want is an error that
 // carries the answer's body verbatim: that is what to look at.
-func CallJSON(ctx context.Context, client *http.Client, url, token string, body any, want int, out any) error {
+func callJSON(ctx context.Context, client *http.Client, url, token string, body any, want int, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
@@ -105,8 +105,8 @@ func CallJSON(ctx context.Context, client *http.Client, url, token string, body 
 	return nil
 }
 
-// PaymentRequest is the body of POST /payments the load sends; the webhook
-// fields only where the load has them (the lifecycle mode's).
+// PaymentRequest is the body of POST /payments a load sends; the webhook
+// fields only where the load has them (ledgerbench lifecycle's, ledgerchaos's).
 type PaymentRequest struct {
 	MerchantID    string `json:"merchantId"`
 	Amount        int    `json:"amount"`
