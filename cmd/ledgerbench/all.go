@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 )
 
 // allConfig is the all mode's flags and, parsed from them, each mode's
@@ -152,7 +154,7 @@ func runAll(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	rep.Seconds = time.Since(rep.StartedAt).Seconds()
 
-	if err := writeJSON(cfg.jsonOut, rep); err != nil {
+	if err := benchkit.WriteJSON(cfg.jsonOut, rep); err != nil {
 		return errors.Join(append(failed, err)...)
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.out), 0o755); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/projections"
@@ -92,7 +93,7 @@ func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	printTable(stdout, *rep)
-	if werr := writeJSON(cfg.out, rep); werr != nil {
+	if werr := benchkit.WriteJSON(cfg.out, rep); werr != nil {
 		return errors.Join(err, werr)
 	}
 	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 )
 
 // ledgerdSpec says how the modes that drive a real ledgerd (payments,
@@ -35,7 +37,7 @@ type ledgerdSpec struct {
 // stream LEDGERBENCH_<RANDOM> of its own. close stops it and removes
 // everything it created.
 type benchLedgerd struct {
-	Server    *ledgerd
+	Server    *benchkit.Ledgerd
 	DBName    string
 	DBURL     string // DATABASE_URL of ledgerd and ledgerctl
 	Stream    string
@@ -72,7 +74,7 @@ func startBenchLedgerd(ctx context.Context, spec ledgerdSpec, stderr io.Writer) 
 		}
 	}()
 	cleanup := context.WithoutCancel(ctx) // cleanup runs after Ctrl-C too
-	if b.DBURL, err = databaseURLFor(spec.DatabaseURL, b.DBName); err != nil {
+	if b.DBURL, err = benchkit.DatabaseURLFor(spec.DatabaseURL, b.DBName); err != nil {
 		return b, err
 	}
 
@@ -104,11 +106,11 @@ func startBenchLedgerd(ctx context.Context, spec ledgerdSpec, stderr io.Writer) 
 	}
 	b.cleanups = append(b.cleanups, func() error { return os.RemoveAll(tmp) })
 	ledgerdBin, ledgerctlBin := spec.Ledgerd, spec.Ledgerctl
-	if err := buildMissing(ctx, &ledgerdBin, &ledgerctlBin, tmp, stderr); err != nil {
+	if err := benchkit.BuildMissing(ctx, &ledgerdBin, &ledgerctlBin, tmp, stderr); err != nil {
 		return b, err
 	}
 	b.Ledgerctl = ledgerctlBin
-	addr, err := freeAddr()
+	addr, err := benchkit.FreeAddr()
 	if err != nil {
 		return b, err
 	}
@@ -118,11 +120,11 @@ func startBenchLedgerd(ctx context.Context, spec ledgerdSpec, stderr io.Writer) 
 		"LEDGER_DATA_DIR=" + filepath.Join(tmp, "data"),
 		// The benchmarks measure what the server can do, not its rate limits.
 		"LEDGER_RATE_LIMIT=0", "LEDGER_TOKEN_RATE_LIMIT=0"}, spec.Env...)
-	if b.Server, err = startLedgerd(ledgerdBin, addr, ledgerEnv(env...), stderr); err != nil {
+	if b.Server, err = benchkit.StartLedgerd(ledgerdBin, addr, benchkit.Env(env...), stderr); err != nil {
 		return b, err
 	}
-	b.cleanups = append(b.cleanups, func() error { return b.Server.stop(30 * time.Second) })
-	if err := b.Server.waitReady(ctx, spec.ReadyTimeout); err != nil {
+	b.cleanups = append(b.cleanups, func() error { return b.Server.Stop(30 * time.Second) })
+	if err := b.Server.WaitReady(ctx, spec.ReadyTimeout); err != nil {
 		return b, err
 	}
 	fmt.Fprintf(stderr, "ledgerbench: ledgerd (pid %d) ready at %s on database %s, stream %s\n",
@@ -142,27 +144,6 @@ func (b *benchLedgerd) close() error {
 }
 
 // setupPartners creates n partners on the server with ledgerctl and the API.
-func (b *benchLedgerd) setupPartners(ctx context.Context, client *http.Client, n int) ([]partner, error) {
-	return setupPartners(ctx, client, b.Ledgerctl, ledgerEnv("DATABASE_URL="+b.DBURL), b.Server.BaseURL, n)
-}
-
-// buildMissing builds ledgerd and ledgerctl into dir where their binaries
-// are not named (empty), and sets them to the built paths.
-func buildMissing(ctx context.Context, ledgerd, ledgerctl *string, dir string, stderr io.Writer) error {
-	var names []string
-	var dst []*string
-	if *ledgerd == "" {
-		names, dst = append(names, "ledgerd"), append(dst, ledgerd)
-	}
-	if *ledgerctl == "" {
-		names, dst = append(names, "ledgerctl"), append(dst, ledgerctl)
-	}
-	paths, err := buildCommands(ctx, dir, stderr, names...)
-	if err != nil {
-		return err
-	}
-	for i, p := range paths {
-		*dst[i] = p
-	}
-	return nil
+func (b *benchLedgerd) setupPartners(ctx context.Context, client *http.Client, n int) ([]benchkit.Partner, error) {
+	return benchkit.SetupPartners(ctx, client, b.Ledgerctl, benchkit.Env("DATABASE_URL="+b.DBURL), b.Server.BaseURL, n)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/projections"
 )
@@ -48,7 +49,7 @@ func dropDatabase(ctx context.Context, serverURL, name string) error {
 // INSERT table there. maxConns must exceed the highest concurrency, or
 // workers queue for connections and the figures measure the pool instead.
 func openBenchPool(ctx context.Context, serverURL, name string, maxConns int32) (*pgxpool.Pool, error) {
-	pool, err := openPool(ctx, serverURL, name, maxConns)
+	pool, err := benchkit.OpenPool(ctx, serverURL, name, maxConns)
 	if err != nil {
 		return nil, err
 	}
@@ -61,23 +62,6 @@ func openBenchPool(ctx context.Context, serverURL, name string, maxConns int32) 
 	if _, err := pool.Exec(ctx, createRawTable); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("create raw_inserts: %w", err)
-	}
-	return pool, nil
-}
-
-// openPool opens a pool of at most maxConns connections on database name of
-// the server of serverURL, and nothing else.
-func openPool(ctx context.Context, serverURL, name string, maxConns int32) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(serverURL)
-	if err != nil {
-		return nil, fmt.Errorf("parse database url: %w", err)
-	}
-	cfg.ConnConfig.Database = name
-	cfg.MaxConns = maxConns
-	eventstore.NativeUUIDs(cfg)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open pool: %w", err)
 	}
 	return pool, nil
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -18,6 +16,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 )
 
 // paymentsConcurrency is the concurrency of the lifecycle mode's closed-loop
@@ -104,7 +104,7 @@ flags:
 type lifecycleBench struct {
 	cfg      lifecycleConfig
 	pool     *pgxpool.Pool // the benchmark database: CHECKPOINT and the relay check
-	server   *ledgerd
+	server   *benchkit.Ledgerd
 	client   *http.Client
 	load     *paymentLoad // with webhookUrl and webhookSecret
 	receiver *webhookReceiver
@@ -132,7 +132,7 @@ func runLifecycle(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	printLifecycleTable(stdout, *rep)
-	if werr := writeJSON(cfg.out, rep); werr != nil {
+	if werr := benchkit.WriteJSON(cfg.out, rep); werr != nil {
 		return errors.Join(err, werr)
 	}
 	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
@@ -151,7 +151,7 @@ func measureLifecycle(ctx context.Context, cfg lifecycleConfig, stderr io.Writer
 	}
 	defer func() { err = errors.Join(err, lg.close()) }()
 	// Two connections: CHECKPOINT and the relay check, never at once.
-	pool, err := openPool(ctx, cfg.server.DatabaseURL, lg.DBName, 2)
+	pool, err := benchkit.OpenPool(ctx, cfg.server.DatabaseURL, lg.DBName, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -160,13 +160,13 @@ func measureLifecycle(ctx context.Context, cfg lifecycleConfig, stderr io.Writer
 	if err != nil {
 		return nil, err
 	}
-	client := newHTTPClient(max(cfg.concurrency, paymentsConcurrency))
+	client := benchkit.NewHTTPClient(max(cfg.concurrency, paymentsConcurrency))
 	defer client.CloseIdleConnections()
 	partners, err := lg.setupPartners(ctx, client, cfg.partners)
 	if err != nil {
 		return nil, err
 	}
-	secret := "whsec_" + base64.StdEncoding.EncodeToString(randomBytes(24))
+	secret := benchkit.WebhookSecret()
 	receiver, err := startWebhookReceiver(secret)
 	if err != nil {
 		return nil, err
@@ -241,7 +241,7 @@ func (b *lifecycleBench) warmUp(ctx context.Context) error {
 	for i, id := range ids {
 		if _, done := arrived[id]; !done {
 			return fmt.Errorf("warm-up payment %s of partner %d: no %s webhook within -drain %v (%s; ledgerd's log is above)",
-				id, i, successType, b.cfg.drain, b.describePayment(ctx, i, id))
+				id, i, benchkit.SuccessType, b.cfg.drain, b.describePayment(ctx, i, id))
 		}
 	}
 	return nil
@@ -277,7 +277,7 @@ func (b *lifecycleBench) pay(ctx context.Context, i int, rec *lifecyclePayment) 
 		return fmt.Errorf("POST /payments answer %q: no id", body)
 	}
 	rec.ID = created.ID
-	if _, err := post(ctx, b.client, b.load.baseURL+"/sandbox/payments/"+url.PathEscape(created.ID)+"/deposit",
+	if _, err := benchkit.Post(ctx, b.client, b.load.baseURL+"/sandbox/payments/"+url.PathEscape(created.ID)+"/deposit",
 		p.Token, nil, http.StatusAccepted); err != nil {
 		return err
 	}
@@ -532,11 +532,4 @@ func (b *lifecycleBench) paymentsRate(ctx context.Context) (lifecyclePayments, e
 	}
 	t := newThroughput(p)
 	return lifecyclePayments{Concurrency: paymentsConcurrency, PerSecond: t.PerSecond, Measured: &t}, nil
-}
-
-// randomBytes returns n bytes from crypto/rand.
-func randomBytes(n int) []byte {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (crypto/rand documents it)
-	return b
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 )
 
 func TestSummariseLifecycle(t *testing.T) {
@@ -43,20 +45,20 @@ func TestSummariseLifecycle(t *testing.T) {
 
 func TestWebhookReceiverRecord(t *testing.T) {
 	r := &webhookReceiver{successAt: map[string]time.Time{}, seen: map[string]string{}, stats: webhookStats{ByType: map[string]int{}}}
-	d := func(typ, payment string) webhookDelivery {
-		var w webhookDelivery
+	d := func(typ, payment string) benchkit.WebhookDelivery {
+		var w benchkit.WebhookDelivery
 		w.Type, w.Data.ID = typ, payment
 		return w
 	}
 	t0 := time.Now()
 	r.record(t0, "m1", d("payment.created", "p1"), false, false)
-	r.record(t0.Add(1), "m2", d(successType, "p1"), false, false)
-	r.record(t0.Add(2), "m2", d(successType, "p1"), false, false) // redelivered
-	r.record(t0.Add(3), "m3", d(successType, "p1"), false, true)  // a second success event, bad signature
-	r.record(t0.Add(4), "", webhookDelivery{}, true, true)
+	r.record(t0.Add(1), "m2", d(benchkit.SuccessType, "p1"), false, false)
+	r.record(t0.Add(2), "m2", d(benchkit.SuccessType, "p1"), false, false) // redelivered
+	r.record(t0.Add(3), "m3", d(benchkit.SuccessType, "p1"), false, true)  // a second success event, bad signature
+	r.record(t0.Add(4), "", benchkit.WebhookDelivery{}, true, true)
 	s := r.snapshot()
 	if s.Received != 5 || s.DuplicateSuccess != 1 || s.DuplicateAll != 1 || s.ExtraSuccess != 1 ||
-		s.BadSignatures != 2 || s.Malformed != 1 || s.ByType[successType] != 3 || s.ByType["payment.created"] != 1 {
+		s.BadSignatures != 2 || s.Malformed != 1 || s.ByType[benchkit.SuccessType] != 3 || s.ByType["payment.created"] != 1 {
 		t.Errorf("stats = %+v", s)
 	}
 	if got := r.arrivals()["p1"]; !got.Equal(t0.Add(1)) {

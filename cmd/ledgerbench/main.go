@@ -6,7 +6,8 @@
 //	ledgerbench lifecycle [flags]  payments at a fixed rate from creation to their payment.success webhook
 //	ledgerbench replay [flags]     projections rebuild over N seeded events: events/s, peak memory
 //	ledgerbench all [flags]        the four above in one run, written up as docs/benchmarks.md
-//	ledgerbench chaos [flags]      fault scenarios: kills, NATS and Postgres outages, hostile webhook receivers
+//
+// The fault scenarios are a command of their own, ledgerchaos.
 //
 // It measures the real packages (eventstore, projections), or a real
 // ledgerd process, against real servers, on a database and a JetStream
@@ -40,20 +41,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		usage(stderr)
 		return fmt.Errorf("no mode given")
 	}
-	switch args[0] {
-	case "append", "payments", "lifecycle", "all", "chaos":
-		mode := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
-			"append": runAppend, "payments": runPayments, "lifecycle": runLifecycle, "all": runAll, "chaos": runChaos}[args[0]]
-		err := mode(ctx, args[1:], stdout, stderr)
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	case "replay":
-		if err := runReplay(ctx, args[1:], stdout, stderr); !errors.Is(err, flag.ErrHelp) {
+	modes := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
+		"append": runAppend, "payments": runPayments, "lifecycle": runLifecycle, "replay": runReplay, "all": runAll,
+	}
+	if mode, ok := modes[args[0]]; ok {
+		if err := mode(ctx, args[1:], stdout, stderr); !errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return nil
+	}
+	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return nil
@@ -79,11 +76,9 @@ modes:
   all        the four modes above one after another, written up as
              docs/benchmarks.md (machine, versions, command, figures and
              ratios, memory, targets) and bench-all.json
-  chaos      fault scenarios against ledgerd processes on a Postgres and a NATS
-             of their own: kill -9, NATS and Postgres outages, three processes,
-             hostile webhook receivers; checks nothing acknowledged is lost and
-             nothing is paid or published twice
 
-Run "ledgerbench <mode> -h" for a mode's flags.
+Run "ledgerbench <mode> -h" for a mode's flags. The fault scenarios (kill -9,
+NATS and Postgres outages, hostile webhook receivers) are a command of their
+own: ledgerchaos.
 `)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/projections"
@@ -80,7 +81,7 @@ flags:
 type paymentsBench struct {
 	cfg     paymentsConfig
 	pool    *pgxpool.Pool // the benchmark database, for the baseline and the relay check
-	server  *ledgerd
+	server  *benchkit.Ledgerd
 	load    *paymentLoad
 	payload string // raw INSERT row: one stored payment.created event as a CloudEvent
 	stderr  io.Writer
@@ -98,7 +99,7 @@ func runPayments(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	printPaymentsTable(stdout, *rep)
-	if werr := writeJSON(cfg.out, rep); werr != nil {
+	if werr := benchkit.WriteJSON(cfg.out, rep); werr != nil {
 		return errors.Join(err, werr)
 	}
 	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
@@ -119,7 +120,7 @@ func measurePayments(ctx context.Context, cfg paymentsConfig, stderr io.Writer) 
 
 	maxLevel := slices.Max(cfg.concurrency)
 	maxConns := int32(maxLevel + 1) // a worker each, one for CHECKPOINT and the relay check; no spare: ledgerd shares max_connections
-	pool, err := openPool(ctx, cfg.server.DatabaseURL, dbName, maxConns)
+	pool, err := benchkit.OpenPool(ctx, cfg.server.DatabaseURL, dbName, maxConns)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +134,7 @@ func measurePayments(ctx context.Context, cfg paymentsConfig, stderr io.Writer) 
 		return nil, err
 	}
 
-	client := newHTTPClient(maxLevel)
+	client := benchkit.NewHTTPClient(maxLevel)
 	defer client.CloseIdleConnections()
 	partners, err := lg.setupPartners(ctx, client, cfg.partners)
 	if err != nil {

@@ -28,17 +28,3 @@ func TestParseProcStatus(t *testing.T) {
 		}
 	}
 }
-
-func TestDatabaseURLFor(t *testing.T) {
-	t.Parallel()
-	got, err := databaseURLFor("postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "ledgerbench_ab12")
-	if want := "postgres://postgres@127.0.0.1:5432/ledgerbench_ab12?sslmode=disable"; err != nil || got != want {
-		t.Errorf("got %q, %v; want %q", got, err, want)
-	}
-	if got, err := databaseURLFor("postgresql://u:p@db", "x"); err != nil || got != "postgresql://u:p@db/x" {
-		t.Errorf("no database in the URL: got %q, %v", got, err)
-	}
-	if _, err := databaseURLFor("host=127.0.0.1 dbname=postgres", "x"); err == nil {
-		t.Error("keyword/value DSN: want an error")
-	}
-}

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 	"github.com/ledger/ledger/projections"
 )
 
@@ -167,7 +168,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	printReplay(stdout, *rep)
-	return writeJSON(cfg.out, rep)
+	return benchkit.WriteJSON(cfg.out, rep)
 }
 
 // measureReplay seeds and rebuilds each history size of cfg.
@@ -195,7 +196,7 @@ func measureReplay(ctx context.Context, cfg replayConfig, stderr io.Writer) (*re
 			return nil, err
 		}
 		defer os.RemoveAll(dir)
-		bins, err := buildCommands(ctx, dir, stderr, "ledgerctl")
+		bins, err := benchkit.BuildCommands(ctx, dir, stderr, "ledgerctl")
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +244,7 @@ func replayOne(ctx, cleanup context.Context, cfg replayConfig, n int64, stderr i
 	// history) the same rebuilds ran 6-8% slower, 89-93k events/s against
 	// 97-101k for a fresh pool or ledgerctl on the same database.
 	pool.Close()
-	if pool, err = openPool(ctx, cfg.databaseURL, size.Database, 8); err != nil {
+	if pool, err = benchkit.OpenPool(ctx, cfg.databaseURL, size.Database, 8); err != nil {
 		return size, err
 	}
 	defer pool.Close()
@@ -272,7 +273,7 @@ func replayOne(ctx, cleanup context.Context, cfg replayConfig, n int64, stderr i
 		return size, fmt.Errorf("replay: rebuilt payments has %d rows, %d payments were seeded", got, size.Seed.Payments)
 	}
 	if cfg.audit && cfg.runs > 0 {
-		dbURL, err := databaseURLFor(cfg.databaseURL, size.Database)
+		dbURL, err := benchkit.DatabaseURLFor(cfg.databaseURL, size.Database)
 		if err != nil {
 			return size, err
 		}

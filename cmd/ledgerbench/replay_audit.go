@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 )
 
 // replayAudit is one timed `ledgerctl audit verify` over a size's history,
@@ -29,7 +31,7 @@ type replayAudit struct {
 // timeAuditVerify runs ledgerctl audit verify --json on databaseURL.
 func timeAuditVerify(ctx context.Context, ledgerctl, databaseURL string) (replayAudit, error) {
 	cmd := exec.CommandContext(ctx, ledgerctl, "audit", "verify", "--json")
-	cmd.Env = ledgerEnv("DATABASE_URL=" + databaseURL)
+	cmd.Env = benchkit.Env("DATABASE_URL=" + databaseURL)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	start := time.Now()

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"text/tabwriter"
 	"time"
 )
@@ -132,18 +130,6 @@ func msOrNil(sec float64) *float64 {
 	}
 	v := math.Round(sec*1e6) / 1e3
 	return &v
-}
-
-// writeJSON writes a report to path, indented for reading and diffing.
-func writeJSON(path string, r any) error {
-	body, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode report: %w", err)
-	}
-	if err := os.WriteFile(path, append(body, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	return nil
 }
 
 // printTable writes r for a person reading a terminal.

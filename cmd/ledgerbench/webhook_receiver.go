@@ -11,11 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 	"github.com/ledger/ledger/workers/webhooks"
 )
-
-// successType is the webhook type whose arrival completes a payment.
-const successType = "payment.success"
 
 // webhookReceiver is the merchant's end of the lifecycle mode: a loopback
 // HTTP server that answers every webhook 200 at once and records, per
@@ -51,16 +49,6 @@ type webhookStats struct {
 	Malformed     int `json:"malformed"` // no webhook-id, or a body without type or data.id
 }
 
-// webhookDelivery is the part of a webhook body (contract §8) the receiver reads.
-type webhookDelivery struct {
-	ID        string `json:"id"`
-	Type      string `json:"type"`
-	CreatedAt string `json:"createdAt"`
-	Data      struct {
-		ID string `json:"id"`
-	} `json:"data"`
-}
-
 // startWebhookReceiver listens on a free loopback port and serves until close.
 func startWebhookReceiver(secret string) (*webhookReceiver, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -79,7 +67,7 @@ func (r *webhookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	at := time.Now()
 	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 	w.WriteHeader(http.StatusOK)
-	var d webhookDelivery
+	var d benchkit.WebhookDelivery
 	if err == nil {
 		err = json.Unmarshal(body, &d)
 	}
@@ -89,7 +77,7 @@ func (r *webhookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 // record counts one delivery that arrived at at.
-func (r *webhookReceiver) record(at time.Time, msgID string, d webhookDelivery, malformed, badSig bool) {
+func (r *webhookReceiver) record(at time.Time, msgID string, d benchkit.WebhookDelivery, malformed, badSig bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stats.Received++
@@ -107,7 +95,7 @@ func (r *webhookReceiver) record(at time.Time, msgID string, d webhookDelivery, 
 	} else {
 		r.seen[msgID] = d.Type
 	}
-	if d.Type != successType {
+	if d.Type != benchkit.SuccessType {
 		return
 	}
 	switch _, had := r.successAt[d.Data.ID]; {

@@ -10,12 +10,6 @@ import (
 	"time"
 )
 
-func init() {
-	register("audit verify", "audit verify [--json] [--max N] [--unsequenced-after D]",
-		"recompute hash chains, replay every stream against the read models, check postings; non-zero exit on any difference",
-		auditVerify)
-}
-
 // auditReport is what audit verify prints (--json: as is).
 type auditReport struct {
 	OK               bool              `json:"ok"`

@@ -21,15 +21,6 @@ import (
 	"github.com/ledger/ledger/eventstore"
 )
 
-func init() {
-	register("dashboard-user add", "dashboard-user add --tenant ID --email EMAIL [--public-url URL]",
-		"let someone into a tenant's dashboard; prints a one-time set-password link", dashboardUserAdd)
-	register("dashboard-user reset", "dashboard-user reset --email EMAIL [--public-url URL]",
-		"a new set-password link for a dashboard user (forgotten password, expired link, after disable)", dashboardUserReset)
-	register("dashboard-user disable", "dashboard-user disable --email EMAIL",
-		"take a dashboard user's access away: password and link stop working, open sessions end", dashboardUserDisable)
-}
-
 // setupLinkTTL is how long a set-password link works.
 const setupLinkTTL = 72 * time.Hour
 

@@ -16,17 +16,6 @@ import (
 	"fmt"
 )
 
-func init() {
-	register("events export",
-		"events export [--after POS] [--tenant ID] [--type TYPE] [--limit N] [--out FILE] [--public]",
-		"write the sequenced events as NDJSON in position order, resumably (-h for details)",
-		eventsExport)
-	register("events tail",
-		"events tail [--subject FILTER] [--durable NAME] [--from-start] [--stream LEDGER]",
-		"follow the NATS stream and print each event as a JSON line until Ctrl-C (-h for details)",
-		eventsTail)
-}
-
 // parseEventsFlags parses an event command's flags with help as the text
 // of -h. It reports false when the command is done (help was shown); an
 // argument no flag takes is an error.

@@ -10,12 +10,6 @@ import (
 	"time"
 )
 
-func init() {
-	register("health check", "health check [--url URL]",
-		"exit 0 when ledgerd answers its readiness check with 2xx, 1 otherwise (a container healthcheck: the image has no shell or curl)",
-		healthCheck)
-}
-
 // healthCheck asks ledgerd's GET /readyz (Postgres and NATS reachable, schema
 // current) and fails unless it answers 2xx within five seconds.
 func healthCheck(ctx context.Context, _ *database, args []string, stdout io.Writer) error {

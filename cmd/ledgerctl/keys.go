@@ -14,13 +14,6 @@ import (
 	"github.com/ledger/ledger/eventstore"
 )
 
-func init() {
-	register("keys rotate", "keys rotate [--revoke-previous] [--tenant-token-ttl D] [--user-token-ttl D]",
-		"sign new tokens with a new key, from 10 s on (old tokens stay valid; with --revoke-previous, a leaked key: nothing signed before verifies within 10 s, and the new key signs at once)", keysRotate)
-	register("keys rotate-master", "keys rotate-master --old FILE --new FILE",
-		"wrap every stored signing and sealing key with a new master key (every ledgerd must hold both first: LEDGER_MASTER_KEY_FILE=NEW,OLD)", keysRotateMaster)
-}
-
 // Token lifetimes a new signing key allows when neither a flag nor ledgerd's
 // variable says (ledgerd's defaults).
 const (

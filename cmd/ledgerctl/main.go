@@ -11,13 +11,15 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/ledger/ledger/projections"
 )
 
-// usageText lists every command with its one-line help, in registration order.
+// usageText lists every command with its one-line help.
 func usageText() string {
 	var b strings.Builder
 	b.WriteString("usage: ledgerctl <command> [flags]\n\n")
-	for _, c := range commandList {
+	for _, c := range commands() {
 		fmt.Fprintf(&b, "  %-48s %s\n", c.synopsis, c.help)
 	}
 	b.WriteString(`
@@ -38,33 +40,56 @@ func main() {
 	}
 }
 
-// command is one ledgerctl subcommand.
-type command func(ctx context.Context, db *database, args []string, stdout io.Writer) error
-
-// registered is one command: its two words, synopsis and help line.
-type registered struct {
+// command is one ledgerctl subcommand: its two words, synopsis, help line
+// and what runs it.
+type command struct {
 	name, synopsis, help string
-	run                  command
+	run                  func(ctx context.Context, db *database, args []string, stdout io.Writer) error
 }
 
-// commandList holds every command; files add theirs with register in init.
-var commandList = []registered{
-	{"tenant create", "tenant create --name NAME --email OWNER_EMAIL", "create a tenant, its owner user and a first API key pair", tenantCreate},
-	{"apikey create", "apikey create --tenant ID", "issue another API key pair for a tenant", apikeyCreate},
-	{"apikey revoke", "apikey revoke APIKEY", "revoke an API key; its tokens stop working at once", apikeyRevoke},
-}
-
-// register adds a command (called from init in the command's own file).
-func register(name, synopsis, help string, run command) {
-	commandList = append(commandList, registered{name, synopsis, help, run})
+// commands lists every ledgerctl command, in the order the usage shows them.
+func commands() []command {
+	return []command{
+		{"tenant create", "tenant create --name NAME --email OWNER_EMAIL", "create a tenant, its owner user and a first API key pair", tenantCreate},
+		{"apikey create", "apikey create --tenant ID", "issue another API key pair for a tenant", apikeyCreate},
+		{"apikey revoke", "apikey revoke APIKEY", "revoke an API key; its tokens stop working at once", apikeyRevoke},
+		{"audit verify", "audit verify [--json] [--max N] [--unsequenced-after D]",
+			"recompute hash chains, replay every stream against the read models, check postings; non-zero exit on any difference",
+			auditVerify},
+		{"dashboard-user add", "dashboard-user add --tenant ID --email EMAIL [--public-url URL]",
+			"let someone into a tenant's dashboard; prints a one-time set-password link", dashboardUserAdd},
+		{"dashboard-user reset", "dashboard-user reset --email EMAIL [--public-url URL]",
+			"a new set-password link for a dashboard user (forgotten password, expired link, after disable)", dashboardUserReset},
+		{"dashboard-user disable", "dashboard-user disable --email EMAIL",
+			"take a dashboard user's access away: password and link stop working, open sessions end", dashboardUserDisable},
+		{"events export",
+			"events export [--after POS] [--tenant ID] [--type TYPE] [--limit N] [--out FILE] [--public]",
+			"write the sequenced events as NDJSON in position order, resumably (-h for details)",
+			eventsExport},
+		{"events tail",
+			"events tail [--subject FILTER] [--durable NAME] [--from-start] [--stream LEDGER]",
+			"follow the NATS stream and print each event as a JSON line until Ctrl-C (-h for details)",
+			eventsTail},
+		{"health check", "health check [--url URL]",
+			"exit 0 when ledgerd answers its readiness check with 2xx, 1 otherwise (a container healthcheck: the image has no shell or curl)",
+			healthCheck},
+		{"keys rotate", "keys rotate [--revoke-previous] [--tenant-token-ttl D] [--user-token-ttl D]",
+			"sign new tokens with a new key, from 10 s on (old tokens stay valid; with --revoke-previous, a leaked key: nothing signed before verifies within 10 s, and the new key signs at once)", keysRotate},
+		{"keys rotate-master", "keys rotate-master --old FILE --new FILE",
+			"wrap every stored signing and sealing key with a new master key (every ledgerd must hold both first: LEDGER_MASTER_KEY_FILE=NEW,OLD)", keysRotateMaster},
+		{"projections rebuild", "projections rebuild [NAME] [--via-projector] [--json]",
+			"rebuild read models (all, or " + strings.Join(projections.GroupNames()[1:], ", ") +
+				") from the first event into shadow tables, swapped in while ledgerd serves",
+			projectionsRebuild},
+	}
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) < 2 {
 		return fmt.Errorf("missing command\n%s", usageText())
 	}
-	var cmd command
-	for _, c := range commandList {
+	var cmd func(context.Context, *database, []string, io.Writer) error
+	for _, c := range commands() {
 		if c.name == args[0]+" "+args[1] {
 			cmd = c.run
 		}

@@ -24,7 +24,7 @@ func TestCommandsReadTheirArgumentsBeforeTheDatabase(t *testing.T) {
 		}
 		return ""
 	}
-	for _, c := range commandList {
+	for _, c := range commands() {
 		words := strings.Fields(c.name)
 		for _, arg := range []string{"-h", "--no-such-flag"} {
 			err := run(ctx, append(words, arg), getenv, io.Discard)

@@ -13,13 +13,6 @@ import (
 	"github.com/ledger/ledger/projections"
 )
 
-func init() {
-	register("projections rebuild", "projections rebuild [NAME] [--via-projector] [--json]",
-		"rebuild read models (all, or "+strings.Join(projections.GroupNames()[1:], ", ")+
-			") from the first event into shadow tables, swapped in while ledgerd serves",
-		projectionsRebuild)
-}
-
 // rebuildResult is what `projections rebuild --json` prints.
 type rebuildResult struct {
 	ReadModels      []string         `json:"readModels"`

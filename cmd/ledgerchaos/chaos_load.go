@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 )
 
 // chaosLoad is the mixed load of a fault scenario: users created, the
@@ -20,7 +22,7 @@ import (
 // acknowledged (2xx), which is what the scenario then expects to find.
 type chaosLoad struct {
 	c        *chaosClient
-	partners []partner
+	partners []benchkit.Partner
 	// webhookURL gives the webhookUrl of the n-th payment (the receiver
 	// scenario sends some to a hostile or a slow receiver).
 	webhookURL func(n int64) string
@@ -58,7 +60,7 @@ type ackedPayment struct {
 	WebhookURL  string
 }
 
-func newChaosLoad(c *chaosClient, partners []partner, secret string, webhookURL func(int64) string) *chaosLoad {
+func newChaosLoad(c *chaosClient, partners []benchkit.Partner, secret string, webhookURL func(int64) string) *chaosLoad {
 	l := &chaosLoad{c: c, partners: partners, secret: secret, webhookURL: webhookURL}
 	for range partners {
 		l.momo = append(l.momo, map[string]bool{})
@@ -210,7 +212,7 @@ func (l *chaosLoad) changeMomo(ctx context.Context, p int) error {
 func (l *chaosLoad) payAndDeposit(ctx context.Context, p int) error {
 	n := l.payments.Add(1)
 	hook := l.webhookURL(n)
-	body, _ := json.Marshal(paymentRequest{MerchantID: l.partners[p].MerchantID, Amount: 100 + rand.IntN(4901),
+	body, _ := json.Marshal(benchkit.PaymentRequest{MerchantID: l.partners[p].MerchantID, Amount: 100 + rand.IntN(4901),
 		Reference: fmt.Sprintf("Chaos %d", n), WebhookURL: hook, WebhookSecret: l.secret})
 	a, err := l.c.do(ctx, http.MethodPost, "/payments", l.partners[p].Token, body)
 	if err != nil || a.Status != http.StatusCreated {

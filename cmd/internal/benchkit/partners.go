@@ -1,4 +1,4 @@
-package main
+package benchkit
 
 import (
 	"bytes"
@@ -6,17 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os/exec"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
-// partner is one simulated partner (tenant) with its token and the South
+// Partner is one simulated partner (tenant) with its token and the South
 // African bank merchant its payments go to.
-type partner struct {
+type Partner struct {
 	TenantID   string
 	Token      string
 	MerchantID string
@@ -28,10 +26,10 @@ type partner struct {
 var benchMerchant = map[string]string{"name": "Bench Shop", "country": "SouthAfrica",
 	"bankName": "Capitec Bank", "accountNumber": "1234567890"}
 
-// newHTTPClient returns the one client every request of the run shares:
+// NewHTTPClient returns the one client every request of the run shares:
 // keep-alive connections, as many kept idle per host as there are workers,
 // so no worker pays for a new TCP connection after the first request.
-func newHTTPClient(maxWorkers int) *http.Client {
+func NewHTTPClient(maxWorkers int) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil // ledgerd is on loopback
 	tr.MaxIdleConns = max(100, maxWorkers)
@@ -40,10 +38,10 @@ func newHTTPClient(maxWorkers int) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
 
-// setupPartners creates n tenants with ledgerctl (as an operator would), a
+// SetupPartners creates n tenants with ledgerctl (as an operator would), a
 // tenant token for each (POST /token) and a merchant each (POST /merchants).
-func setupPartners(ctx context.Context, client *http.Client, ledgerctl string, env []string, baseURL string, n int) ([]partner, error) {
-	ps := make([]partner, n)
+func SetupPartners(ctx context.Context, client *http.Client, ledgerctl string, env []string, baseURL string, n int) ([]Partner, error) {
+	ps := make([]Partner, n)
 	for i := range ps {
 		out, err := runLedgerctl(ctx, ledgerctl, env, "tenant", "create",
 			"--name", fmt.Sprintf("Bench Partner %d", i), "--email", fmt.Sprintf("partner%d@ledgerbench.invalid", i))
@@ -71,7 +69,7 @@ func setupPartners(ctx context.Context, client *http.Client, ledgerctl string, e
 		if err := callJSON(ctx, client, baseURL+"/merchants", tok.AccessToken, benchMerchant, http.StatusCreated, &merchant); err != nil {
 			return nil, fmt.Errorf("partner %d: %w", i, err)
 		}
-		ps[i] = partner{TenantID: keys.TenantID, Token: tok.AccessToken, MerchantID: merchant.ID}
+		ps[i] = Partner{TenantID: keys.TenantID, Token: tok.AccessToken, MerchantID: merchant.ID}
 	}
 	return ps, nil
 }
@@ -97,7 +95,7 @@ func callJSON(ctx context.Context, client *http.Client, url, token string, body 
 	if err != nil {
 		return err
 	}
-	answer, err := post(ctx, client, url, token, b, want)
+	answer, err := Post(ctx, client, url, token, b, want)
 	if err != nil {
 		return err
 	}
@@ -107,9 +105,9 @@ func callJSON(ctx context.Context, client *http.Client, url, token string, body 
 	return nil
 }
 
-// paymentRequest is the body of POST /payments the load sends; the webhook
-// fields only where the load has them (the lifecycle mode's).
-type paymentRequest struct {
+// PaymentRequest is the body of POST /payments a load sends; the webhook
+// fields only where the load has them (ledgerbench lifecycle's, ledgerchaos's).
+type PaymentRequest struct {
 	MerchantID    string `json:"merchantId"`
 	Amount        int    `json:"amount"`
 	Reference     string `json:"reference"`
@@ -117,37 +115,9 @@ type paymentRequest struct {
 	WebhookSecret string `json:"webhookSecret,omitempty"`
 }
 
-// paymentLoad is the payments phase's operation: worker w pays as partner
-// w % len(partners), a random amount of 100 to 5,000 ZAR with a reference
-// numbered across the run, and webhookURL and webhookSecret where set.
-type paymentLoad struct {
-	client        *http.Client
-	baseURL       string
-	partners      []partner
-	webhookURL    string
-	webhookSecret string
-	n             atomic.Int64
-}
-
-// op creates one payment.
-func (l *paymentLoad) op(ctx context.Context, w int) error {
-	_, err := l.create(ctx, l.partners[w%len(l.partners)])
-	return err
-}
-
-// create POSTs one payment for p and returns the 201 answer's body.
-func (l *paymentLoad) create(ctx context.Context, p partner) ([]byte, error) {
-	body, err := json.Marshal(paymentRequest{MerchantID: p.MerchantID, Amount: 100 + rand.IntN(4901),
-		Reference: fmt.Sprintf("Bench %d", l.n.Add(1)), WebhookURL: l.webhookURL, WebhookSecret: l.webhookSecret})
-	if err != nil {
-		return nil, err
-	}
-	return post(ctx, l.client, l.baseURL+"/payments", p.Token, body, http.StatusCreated)
-}
-
-// post sends body to url and returns the answer's body, or, for any status
+// Post sends body to url and returns the answer's body, or, for any status
 // but want, an error quoting it.
-func post(ctx context.Context, client *http.Client, url, token string, body []byte, want int) ([]byte, error) {
+func Post(ctx context.Context, client *http.Client, url, token string, body []byte, want int) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -15,9 +14,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 )
 
-// The chaos mode stops and restarts Postgres and NATS under load. It never
+// ledgerchaos stops and restarts Postgres and NATS under load. It never
 // touches the machine's own servers (other tests and a developer's ledgerd
 // use them): each scenario runs a Postgres cluster and a NATS server of its
 // own, on free loopback ports, in a temporary directory.
@@ -58,7 +59,7 @@ func startPrivatePostgres(ctx context.Context, dir string) (*privatePostgres, er
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := benchkit.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func (p *privatePostgres) run(ctx context.Context, program string, args ...strin
 	return nil
 }
 
-// privateNATS is a NATS server with JetStream run inside ledgerbench, so a
+// privateNATS is a NATS server with JetStream run inside ledgerchaos, so a
 // scenario can stop it and start it again on the same port and store.
 type privateNATS struct {
 	opts server.Options
@@ -117,12 +118,12 @@ type privateNATS struct {
 
 // startPrivateNATS starts a JetStream server storing under dir.
 func startPrivateNATS(dir string) (*privateNATS, error) {
-	port, err := freePort()
+	port, err := benchkit.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	n := &privateNATS{URL: fmt.Sprintf("nats://127.0.0.1:%d", port), opts: server.Options{
-		ServerName: "ledgerbench-chaos", Host: "127.0.0.1", Port: port, JetStream: true,
+		ServerName: "ledgerchaos", Host: "127.0.0.1", Port: port, JetStream: true,
 		StoreDir: dir, SyncAlways: true, NoSigs: true, NoLog: true}}
 	err = n.start()
 	return n, err
@@ -152,14 +153,4 @@ func (n *privateNATS) stop() {
 		n.srv.WaitForShutdown()
 		n.srv = nil
 	}
-}
-
-// freePort returns a loopback port nobody listens on now.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 	"github.com/ledger/ledger/domain"
 )
 
@@ -133,7 +134,7 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, natsURL string, deposi
 // streamMessageIDs reads the whole stream with an ordered consumer and
 // counts its messages by Nats-Msg-Id.
 func streamMessageIDs(ctx context.Context, natsURL, stream string) (map[string]int, error) {
-	nc, err := nats.Connect(natsURL, nats.Name("ledgerbench chaos check"))
+	nc, err := nats.Connect(natsURL, nats.Name("ledgerchaos check"))
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +304,7 @@ func (w window) contains(t time.Time) bool { return !t.Before(w.from) && !t.Afte
 // auditVerify runs ledgerctl audit verify on the cluster's database.
 func auditVerify(ctx context.Context, ledgerctl, dbURL string) string {
 	cmd := exec.CommandContext(ctx, ledgerctl, "audit", "verify")
-	cmd.Env = ledgerEnv("DATABASE_URL=" + dbURL)
+	cmd.Env = benchkit.Env("DATABASE_URL=" + dbURL)
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return "ok"

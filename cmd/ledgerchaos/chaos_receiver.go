@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 	"github.com/ledger/ledger/workers/webhooks"
 )
 
@@ -72,7 +73,7 @@ func (r *chaosReceiver) URL(path string) string { return r.base + path }
 
 func (r *chaosReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
-	var d webhookDelivery
+	var d benchkit.WebhookDelivery
 	if err == nil {
 		err = json.Unmarshal(body, &d)
 	}
@@ -116,7 +117,7 @@ func (r *chaosReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 // arrived records an arrival and returns its attempt number for this id.
-func (r *chaosReceiver) arrived(id string, d webhookDelivery, path string) int {
+func (r *chaosReceiver) arrived(id string, d benchkit.WebhookDelivery, path string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := r.byID[id]
@@ -158,7 +159,7 @@ func (r *chaosReceiver) successLatencies(payments []ackedPayment, path string) [
 	hs, _ := r.histories()
 	success := map[string]time.Time{}
 	for _, h := range hs {
-		if h.Type == successType && !h.First2xx.IsZero() {
+		if h.Type == benchkit.SuccessType && !h.First2xx.IsZero() {
 			success[h.PaymentID] = h.First2xx
 		}
 	}

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/ledger/ledger/cmd/internal/benchkit"
+	"github.com/ledger/ledger/eventstore"
 )
 
 // chaosCluster is what one fault scenario runs against: its own Postgres
@@ -37,7 +39,7 @@ type chaosNode struct {
 	env     []string
 
 	mu   sync.Mutex
-	proc *ledgerd // nil while it is down
+	proc *benchkit.Ledgerd // nil while it is down
 }
 
 // chaosValidity is how long a chaos payment waits for its deposit.
@@ -61,13 +63,21 @@ func startChaosCluster(ctx context.Context, dir, ledgerdBin, ledgerctlBin string
 	if c.pg, err = startPrivatePostgres(ctx, pgDir); err != nil {
 		return c, err
 	}
-	if c.dbURL, err = databaseURLFor(c.pg.URL, "ledger"); err != nil {
+	if c.dbURL, err = benchkit.DatabaseURLFor(c.pg.URL, "ledger"); err != nil {
 		return c, err
 	}
 	if c.nats, err = startPrivateNATS(filepath.Join(dir, "nats")); err != nil {
 		return c, err
 	}
+	// One master key for every process: each would otherwise make its own
+	// under its LEDGER_DATA_DIR, and the second could not unwrap the
+	// signing key the first stored.
+	masterKey, _, err := eventstore.LocalMasterKeyFile(dir)
+	if err != nil {
+		return c, err
+	}
 	c.env = []string{"DATABASE_URL=" + c.dbURL, "NATS_URL=" + c.nats.URL, "LEDGER_LOG_LEVEL=warn",
+		"LEDGER_MASTER_KEY_FILE=" + masterKey,
 		"LEDGER_MODE=sandbox", "LEDGER_WEBHOOK_RETRY=" + s.WebhookRetry, "LEDGER_EXPIRY_POLL=200ms",
 		// Payments whose deposit never came (the load stopped between the
 		// two requests) expire while the scenario settles, so every
@@ -77,13 +87,13 @@ func startChaosCluster(ctx context.Context, dir, ledgerdBin, ledgerctlBin string
 		// the load itself stays far below the default limits.
 		"LEDGER_RATE_LIMIT=0"}
 	for i := range s.Nodes {
-		addr, err := freeAddr()
+		addr, err := benchkit.FreeAddr()
 		if err != nil {
 			return c, err
 		}
 		name := fmt.Sprintf("ledgerd-%d", i+1)
 		c.nodes = append(c.nodes, &chaosNode{name: name, addr: addr, logPath: filepath.Join(dir, name+".log"),
-			env: ledgerEnv(append(c.env, "LEDGER_ADDR="+addr, "LEDGER_DATA_DIR="+filepath.Join(dir, name))...)})
+			env: benchkit.Env(append(c.env, "LEDGER_ADDR="+addr, "LEDGER_DATA_DIR="+filepath.Join(dir, name))...)})
 	}
 	// One at a time: the first creates the database and migrates it.
 	for _, n := range c.nodes {
@@ -100,14 +110,14 @@ func (n *chaosNode) start(ctx context.Context, bin string) error {
 	if err != nil {
 		return err
 	}
-	p, err := startLedgerd(bin, n.addr, n.env, log)
+	p, err := benchkit.StartLedgerd(bin, n.addr, n.env, log)
 	if err != nil {
 		log.Close()
 		return err
 	}
-	go func() { <-p.exited; log.Close() }()
-	if err := p.waitReady(ctx, 90*time.Second); err != nil {
-		p.kill()
+	go func() { <-p.Exited(); log.Close() }()
+	if err := p.WaitReady(ctx, 90*time.Second); err != nil {
+		p.Kill()
 		return fmt.Errorf("%s: %w (log: %s)", n.name, err, n.logPath)
 	}
 	n.mu.Lock()
@@ -124,7 +134,7 @@ func (n *chaosNode) up() bool {
 }
 
 // down takes the process out of the node, for a kill or a stop.
-func (n *chaosNode) down() *ledgerd {
+func (n *chaosNode) down() *benchkit.Ledgerd {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	p := n.proc
@@ -142,14 +152,14 @@ func (c *chaosCluster) kill(i int) bool {
 	c.mu.Lock()
 	c.kills = append(c.kills, time.Now())
 	c.mu.Unlock()
-	p.kill()
+	p.Kill()
 	return true
 }
 
 // stopGracefully sends SIGTERM to node i's ledgerd and waits for it to drain.
 func (c *chaosCluster) stopGracefully(i int) error {
 	if p := c.nodes[i].down(); p != nil {
-		return p.stop(60 * time.Second)
+		return p.Stop(60 * time.Second)
 	}
 	return nil
 }
@@ -202,11 +212,4 @@ func (c *chaosCluster) close(ctx context.Context) error {
 		err = errors.Join(err, c.pg.stop(context.WithoutCancel(ctx), "fast"))
 	}
 	return err
-}
-
-// kill ends the process at once with SIGKILL and waits for it.
-func (s *ledgerd) kill() {
-	_ = s.cmd.Process.Signal(syscall.SIGKILL)
-	<-s.exited
-	s.gone = true
 }

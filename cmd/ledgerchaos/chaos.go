@@ -2,35 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-)
 
-// chaosConfig is the chaos mode's flags.
-type chaosConfig struct {
-	scenarios  []string
-	duration   time.Duration // load per scenario, at least
-	natsOutage time.Duration
-	pgOutage   time.Duration
-	settle     time.Duration
-	workers    int
-	rate       float64
-	partners   int
-	ledgerd    string
-	ledgerctl  string
-	keep       bool
-	out        string
-}
+	"github.com/ledger/ledger/cmd/internal/benchkit"
+)
 
 // chaosScenario is one fault scenario: how many ledgerd processes, what
 // breaks during the load, and what it checks beyond the common checks.
@@ -82,120 +64,6 @@ var chaosScenarios = []chaosScenario{
 		nodes: 2, webhookPath: hostileReceivers, disrupt: nothing, extra: checkReceivers},
 }
 
-func parseChaosFlags(args []string, stderr io.Writer) (chaosConfig, error) {
-	var c chaosConfig
-	fs := flag.NewFlagSet("ledgerbench chaos", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: ledgerbench chaos [flags]
-
-Fault scenarios. Each runs its own Postgres cluster (initdb) and NATS
-server on free loopback ports, so it can break them without touching the
-machine's, and ledgerd processes sharing them, under a mixed load (users,
-momo account changes, payments with sandbox deposits) from a client that
-retries with the same Idempotency-Key, as a partner would. Once the
-cluster is whole again and has settled, it checks that every acknowledged
-write is there, Postgres and the JetStream stream hold the same events
-(by Nats-Msg-Id), ledgerctl audit verify passes, every deposited payment
-succeeded with exactly one payout, and every status webhook was answered
-2xx and not sent again after that (unless a process was killed, or
-Postgres was away, between the answer and its record). It prints what it
-checked in numbers and exits non-zero when a check fails.
-
-scenarios:
-`)
-		for _, s := range chaosScenarios {
-			fmt.Fprintf(fs.Output(), "  %-10s %s\n", s.name, s.about)
-		}
-		fmt.Fprint(fs.Output(), "\nflags:\n")
-		fs.PrintDefaults()
-	}
-	scenarios := fs.String("scenarios", "all", "comma-separated scenarios to run, or all")
-	fs.DurationVar(&c.duration, "duration", 20*time.Second, "load per scenario (longer when an outage needs it)")
-	fs.DurationVar(&c.natsOutage, "nats-outage", 30*time.Second, "how long NATS stays down in the nats scenario")
-	fs.DurationVar(&c.pgOutage, "pg-outage", 10*time.Second, "how long Postgres stays down in the postgres scenario")
-	fs.DurationVar(&c.settle, "settle", 3*time.Minute, "longest wait, after the load, for every payment and webhook to finish")
-	fs.IntVar(&c.workers, "workers", 16, "concurrent clients of the load")
-	fs.Float64Var(&c.rate, "rate", 40, "operations started per second across the workers")
-	fs.IntVar(&c.partners, "partners", 4, "partners (tenants); worker w acts as partner w % partners")
-	fs.StringVar(&c.ledgerd, "ledgerd", "", "ledgerd binary (default: go build ./cmd/ledgerd)")
-	fs.StringVar(&c.ledgerctl, "ledgerctl", "", "ledgerctl binary (default: go build ./cmd/ledgerctl)")
-	fs.BoolVar(&c.keep, "keep", false, "keep each scenario's directory (logs, Postgres and NATS data) even when it passes")
-	fs.StringVar(&c.out, "out", "bench-chaos.json", "JSON report path")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	for _, name := range strings.Split(*scenarios, ",") {
-		name = strings.TrimSpace(name)
-		if name == "all" {
-			c.scenarios = nil
-			for _, s := range chaosScenarios {
-				c.scenarios = append(c.scenarios, s.name)
-			}
-			break
-		}
-		if !slices.ContainsFunc(chaosScenarios, func(s chaosScenario) bool { return s.name == name }) {
-			return c, fmt.Errorf("unknown scenario %q", name)
-		}
-		c.scenarios = append(c.scenarios, name)
-	}
-	switch {
-	case c.duration <= 0 || c.natsOutage <= 0 || c.pgOutage <= 0 || c.settle <= 0:
-		return c, errors.New("-duration, -nats-outage, -pg-outage and -settle must be positive")
-	case c.workers < 1 || c.partners < 1 || c.rate <= 0:
-		return c, errors.New("-workers, -partners and -rate must be positive")
-	}
-	return c, nil
-}
-
-// runChaos is the chaos mode.
-func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseChaosFlags(args, stderr)
-	if err != nil {
-		return err
-	}
-	root, err := os.MkdirTemp("", "ledgerbench-chaos-")
-	if err != nil {
-		return err
-	}
-	// Postgres runs as its own user when ledgerbench is root: it must be
-	// able to reach its directory under root.
-	if err := os.Chmod(root, 0o755); err != nil {
-		return err
-	}
-	if err := buildMissing(ctx, &cfg.ledgerd, &cfg.ledgerctl, root, stderr); err != nil {
-		return err
-	}
-	var results []chaosResult
-	failed := false
-	for _, name := range cfg.scenarios {
-		i := slices.IndexFunc(chaosScenarios, func(s chaosScenario) bool { return s.name == name })
-		res := runScenario(ctx, cfg, chaosScenarios[i], filepath.Join(root, name), stderr)
-		printChaosResult(stdout, res)
-		results = append(results, res)
-		failed = failed || !res.Passed
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	if err := writeJSON(cfg.out, results); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nreport written to %s\n", cfg.out)
-	if !failed && !cfg.keep {
-		os.RemoveAll(root)
-	} else {
-		fmt.Fprintf(stdout, "logs and data kept under %s\n", root)
-	}
-	if failed {
-		return errors.New("a chaos check failed")
-	}
-	return ctx.Err()
-}
-
 // runScenario sets up a cluster, runs the load with the scenario's
 // disruption, lets it settle and checks it.
 func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir string, log io.Writer) (res chaosResult) {
@@ -209,7 +77,7 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(log, "ledgerbench chaos: %s: starting Postgres, NATS and %d ledgerd processes under %s\n", sc.name, sc.nodes, dir)
+	fmt.Fprintf(log, "ledgerchaos: %s: starting Postgres, NATS and %d ledgerd processes under %s\n", sc.name, sc.nodes, dir)
 	cluster, err := startChaosCluster(ctx, dir, cfg.ledgerd, cfg.ledgerctl,
 		chaosSettings{Nodes: sc.nodes, WebhookRetry: "200ms,500ms,1s,1s,2s,2s,2s"})
 	defer func() {
@@ -221,22 +89,22 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	if err != nil {
 		return fail(err)
 	}
-	pool, err := openPool(ctx, cluster.pg.URL, "ledger", 4)
+	pool, err := benchkit.OpenPool(ctx, cluster.pg.URL, "ledger", 4)
 	if err != nil {
 		return fail(err)
 	}
 	defer pool.Close()
-	httpClient := newHTTPClient(cfg.workers)
+	httpClient := benchkit.NewHTTPClient(cfg.workers)
 	defer httpClient.CloseIdleConnections()
 	base, err := cluster.anyUp()
 	if err != nil {
 		return fail(err)
 	}
-	partners, err := setupPartners(ctx, httpClient, cfg.ledgerctl, ledgerEnv("DATABASE_URL="+cluster.dbURL), base, cfg.partners)
+	partners, err := benchkit.SetupPartners(ctx, httpClient, cfg.ledgerctl, benchkit.Env("DATABASE_URL="+cluster.dbURL), base, cfg.partners)
 	if err != nil {
 		return fail(err)
 	}
-	secret := "whsec_" + base64.StdEncoding.EncodeToString(randomBytes(24))
+	secret := benchkit.WebhookSecret()
 	receiver, err := startChaosReceiver(secret)
 	if err != nil {
 		return fail(err)
@@ -269,7 +137,7 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	for _, k := range cluster.killTimes() {
 		windows = append(windows, window{from: k.Add(-30 * time.Second), to: k.Add(time.Second)})
 	}
-	fmt.Fprintf(log, "ledgerbench chaos: %s: load stopped after %.0f s; waiting for the cluster to settle\n", sc.name, time.Since(start).Seconds())
+	fmt.Fprintf(log, "ledgerchaos: %s: load stopped after %.0f s; waiting for the cluster to settle\n", sc.name, time.Since(start).Seconds())
 
 	acked, unanswered := r.load.snapshot()
 	var deposited []string
