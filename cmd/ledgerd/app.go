@@ -20,6 +20,7 @@ import (
 	"github.com/ledger/ledger/cmd/internal/embeddednats"
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/apikeys"
 	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
@@ -118,7 +119,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.store.OnCommit(a.relay.Wake)
 	a.idem.OnCommit(a.relay.Wake)
 	reader := projections.NewReader(a.pool)
-	uses := eventstore.NewAPIKeyUses(a.pool)
+	uses := apikeys.NewUses(a.pool)
 	a.keys = eventstore.NewKeys(a.pool, master)
 	keys := signingKeys{a.keys}
 	if err := checkSigningKey(ctx, cfg, a.keys, log); err != nil {
@@ -153,7 +154,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		InsecureWebhooks: sandbox, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
 		BodyTimeout: cfg.BodyTimeout, BodyMinRate: cfg.BodyMinRate, WriteTimeout: writeTimeout, MetricsElsewhere: cfg.MetricsAddr != "",
 		MaxBufferedBytes: cfg.MaxBufferedBytes},
-		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, APIKeyUses: uses}, Keys: keys, Idempotency: a.idem,
+		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, Uses: uses}, Keys: keys, Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
 			CheckWebhookURL: checkHook, SealSecret: sealer.Seal, Ledger: reader, Events: events{a.store}, Documents: documentStore{reader, cfg.TenantDocumentQuota}, Ready: a.ready,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/apikeys"
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
 )
@@ -36,7 +37,7 @@ func (a dashboardAccounts) ExecuteDashboardUser(ctx context.Context, ref domain.
 // create and revoke append, with the dashboard user as actor.
 type dashboardCredentials struct {
 	reader *projections.Reader
-	uses   *eventstore.APIKeyUses
+	uses   *apikeys.Uses
 	store  *eventstore.Store
 }
 
@@ -63,7 +64,7 @@ func (c dashboardCredentials) APIKeys(ctx context.Context, tenantID uuid.UUID) (
 }
 
 func (c dashboardCredentials) CreateAPIKey(ctx context.Context, tenantID uuid.UUID, meta domain.Metadata) (string, string, error) {
-	apiKey, secret, secretHash := eventstore.NewAPIKeyPair()
+	apiKey, secret, secretHash := apikeys.NewPair()
 	_, err := eventstore.Execute(ctx, c.store, tenantStream(tenantID), meta, domain.ApplyTenant,
 		func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideCreateAPIKey(t, apiKey, secretHash) })
 	if err != nil {
@@ -86,7 +87,7 @@ func tenantStream(id uuid.UUID) domain.StreamRef {
 // httpapi.Credentials.
 type apiCredentials struct {
 	*projections.Reader
-	*eventstore.APIKeyUses
+	*apikeys.Uses
 }
 
 // paymentFeed tells the dashboard's live pages which payments changed: a
@@ -160,7 +161,7 @@ func withDashboard(api, dash http.Handler) http.Handler {
 }
 
 // newDashboard builds the partner dashboard over the app's stores.
-func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *eventstore.APIKeyUses,
+func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *apikeys.Uses,
 	sealer *eventstore.Sealer, serverKeys *eventstore.ServerKeys, links dashboard.DocumentLinks) *dashboard.Dashboard {
 	return dashboard.New(dashboard.Config{SecureCookies: secureCookies(a.cfg.PublicURL)}, dashboard.Deps{
 		Log:         a.log,
