@@ -14,6 +14,7 @@ import (
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/eventstore/apikeys"
+	"github.com/ledger/ledger/eventstore/signin"
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
 )
@@ -22,7 +23,7 @@ import (
 // the sign-in throttle, into dashboard.Accounts.
 type dashboardAccounts struct {
 	*projections.Reader
-	*eventstore.SignInThrottle
+	*signin.Throttle
 	store *eventstore.Store
 }
 
@@ -165,7 +166,7 @@ func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *apik
 	sealer *eventstore.Sealer, serverKeys *eventstore.ServerKeys, links dashboard.DocumentLinks) *dashboard.Dashboard {
 	return dashboard.New(dashboard.Config{SecureCookies: secureCookies(a.cfg.PublicURL)}, dashboard.Deps{
 		Log:         a.log,
-		Accounts:    dashboardAccounts{Reader: reader, SignInThrottle: eventstore.NewSignInThrottle(a.pool), store: a.store},
+		Accounts:    dashboardAccounts{Reader: reader, Throttle: signin.NewThrottle(a.pool), store: a.store},
 		Secrets:     sealer, // password hashes, like webhookSecrets
 		Credentials: dashboardCredentials{reader: reader, uses: uses, store: a.store},
 		Payments:    pays,
