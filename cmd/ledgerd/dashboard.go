@@ -14,6 +14,8 @@ import (
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/eventstore/apikeys"
+	"github.com/ledger/ledger/eventstore/keys"
+	"github.com/ledger/ledger/eventstore/sealing"
 	"github.com/ledger/ledger/eventstore/signin"
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
@@ -163,7 +165,7 @@ func withDashboard(api, dash http.Handler) http.Handler {
 
 // newDashboard builds the partner dashboard over the app's stores.
 func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *apikeys.Uses,
-	sealer *eventstore.Sealer, serverKeys *eventstore.ServerKeys, links dashboard.DocumentLinks) *dashboard.Dashboard {
+	sealer *sealing.Sealer, serverKeys *keys.ServerKeys, links dashboard.DocumentLinks) *dashboard.Dashboard {
 	return dashboard.New(dashboard.Config{SecureCookies: secureCookies(a.cfg.PublicURL)}, dashboard.Deps{
 		Log:         a.log,
 		Accounts:    dashboardAccounts{Reader: reader, Throttle: signin.NewThrottle(a.pool), store: a.store},

@@ -1,17 +1,19 @@
 // Package storetest gives the tests of the packages kept beside the event
-// store (keys, sealing, sign-in throttle) a database of their own with the
-// event store's schema, where their tables live. It is apart from testenv
-// because it needs the eventstore package, whose own tests use testenv.
+// store (keys, sealing, signin) a database of their own with the event
+// store's schema, where their tables live, and a master key. It is apart
+// from testenv because it needs eventstore, whose own tests use testenv.
 package storetest
 
 import (
 	"context"
+	"crypto/rand"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/eventstore/testenv"
 )
 
@@ -46,4 +48,16 @@ func MigratedURL(t testing.TB, maxConns int32) (*pgxpool.Pool, string) {
 		t.Fatalf("migrate: %v", err)
 	}
 	return pool, url
+}
+
+// MasterKeys returns a fresh random master key.
+func MasterKeys(t testing.TB) *keys.MasterKeys {
+	t.Helper()
+	kek := make([]byte, 32)
+	rand.Read(kek)
+	m, err := keys.NewMasterKeys(kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
