@@ -34,8 +34,8 @@ func masterKeys(cfg config, log *slog.Logger) (*keys.MasterKeys, error) {
 // when this instance is set for longer tokens than the key allows: it
 // signs them for the key's lifetime (ledgerctl keys rotate
 // --tenant-token-ttl/--user-token-ttl raises it).
-func checkSigningKey(ctx context.Context, cfg config, keys *keys.SigningKeys, log *slog.Logger) error {
-	key, err := keys.Signing(ctx)
+func checkSigningKey(ctx context.Context, cfg config, signing *keys.SigningKeys, log *slog.Logger) error {
+	key, err := signing.Signing(ctx)
 	if err != nil {
 		return err
 	}
