@@ -1,7 +1,8 @@
 // Package keys holds the service's keys: the master key, which stays on
 // each host, and the keys stored wrapped under it in the event store's
-// database: the JWT signing keys, the keys shared by every instance for
-// its MACs, and (for package sealing) the sealing keys.
+// database: the JWT signing keys and the keys every instance shares for
+// its MACs. Package sealing keeps the sealing keys; their wrapping is here
+// too, so that changing the master key re-wraps every stored key at once.
 package keys
 
 import (
