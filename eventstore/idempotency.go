@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/sealing"
 )
 
 // IdempotencyTTL is how long a key's first response is replayed.
@@ -25,13 +26,13 @@ const IdempotencyTTL = 24 * time.Hour
 // advisory lock, so a second request with the same key while the first is in
 // flight is told so (409) instead of waiting.
 //
-// A recorded response is sealed (Sealer), not kept as sent: for 24 hours it
-// holds whatever the request returned, a user's bearer token from POST
-// /users/token among them, which anyone reading the table or a backup of it
-// could otherwise use. Responses recorded before sealing replay as stored.
+// A recorded response is sealed (sealing.Sealer), not kept as sent: for 24
+// hours it holds whatever the request returned, a user's bearer token from
+// POST /users/token among them, which anyone reading the table or a backup
+// of it could otherwise use. Responses recorded before sealing replay as stored.
 type Idempotency struct {
 	pool   *pgxpool.Pool
-	sealer *Sealer
+	sealer *sealing.Sealer
 	// slots bounds the transactions held open across requests to half the
 	// pool, so a request holding one can always get a second connection for
 	// its reads and the pool cannot deadlock.
@@ -43,7 +44,7 @@ type Idempotency struct {
 
 // NewIdempotency returns the idempotency store over pool, sealing the
 // responses it records with sealer.
-func NewIdempotency(pool *pgxpool.Pool, sealer *Sealer) *Idempotency {
+func NewIdempotency(pool *pgxpool.Pool, sealer *sealing.Sealer) *Idempotency {
 	n := max(int(pool.Config().MaxConns)/2, 1)
 	return &Idempotency{pool: pool, sealer: sealer, slots: make(chan struct{}, n)}
 }
@@ -99,7 +100,7 @@ func (i *Idempotency) Do(ctx context.Context, scope, key string, requestHash []b
 			"this Idempotency-Key was used with a different request")
 	default:
 		opened, err := i.sealer.Open(ctx, string(body))
-		if errors.Is(err, ErrSealed) {
+		if errors.Is(err, sealing.ErrSealed) {
 			// The request ran and its answer was final, but the answer can
 			// never be read again (its sealing key is gone, or the record
 			// was altered). Running it again could move money twice, and a

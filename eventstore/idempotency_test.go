@@ -3,11 +3,14 @@ package eventstore
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/keys"
+	"github.com/ledger/ledger/eventstore/sealing"
 )
 
 // TestIdempotencyKeepsOnlyFinalAnswers: an answer that asks to be retried
@@ -17,7 +20,7 @@ func TestIdempotencyKeepsOnlyFinalAnswers(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
 	pool := mustMigrated(t, 4)
-	idem := NewIdempotency(pool, NewSealer(pool, mustMasterKeys(t)))
+	idem := NewIdempotency(pool, sealing.NewSealer(pool, mustMasterKeys(t)))
 	runs := 0
 	for i, final := range []bool{false, false, true, true} {
 		_, _, body, replayed, err := idem.Do(ctx, "tenant", "key", []byte("hash"),
@@ -43,7 +46,7 @@ func TestIdempotencySealsRecordedResponses(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
 	pool := mustMigrated(t, 4)
-	idem := NewIdempotency(pool, NewSealer(pool, mustMasterKeys(t)))
+	idem := NewIdempotency(pool, sealing.NewSealer(pool, mustMasterKeys(t)))
 	const answer = `{"token":"eyJhbGciOiJFUzI1NiJ9.secret"}`
 	for range 2 {
 		_, _, body, _, err := idem.Do(ctx, "tenant/user", "key", []byte("hash"),
@@ -58,7 +61,7 @@ func TestIdempotencySealsRecordedResponses(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT body FROM idempotency_keys WHERE key = 'key'`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(stored, []byte("secret")) || !strings.HasPrefix(string(stored), sealedPrefix) {
+	if bytes.Contains(stored, []byte("secret")) || !strings.HasPrefix(string(stored), "sealed:v1:") {
 		t.Errorf("the recorded response is stored as %q, want it sealed", stored)
 	}
 
@@ -87,4 +90,16 @@ func TestIdempotencySealsRecordedResponses(t *testing.T) {
 	if ran || domain.ErrorKind(err) != domain.Conflict || !strings.Contains(err.Error(), "cannot be read") {
 		t.Errorf("a recorded response that cannot be opened: ran again %v, got %v; want a conflict, not run", ran, err)
 	}
+}
+
+// mustMasterKeys returns a fresh random master key.
+func mustMasterKeys(t testing.TB) *keys.MasterKeys {
+	t.Helper()
+	kek := make([]byte, 32)
+	rand.Read(kek)
+	m, err := keys.NewMasterKeys(kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -113,7 +113,7 @@ type Deps struct {
 	CheckWebhookURL func(url string) error
 	// SealSecret seals a secret the service must use again later (a
 	// payment's webhookSecret) before an event stores it, so that no read
-	// API shows it (eventstore.Sealer); nil stores it as given.
+	// API shows it (sealing.Sealer); nil stores it as given.
 	SealSecret func(ctx context.Context, secret string) (string, error)
 	Ledger     Ledger
 	Events     Events

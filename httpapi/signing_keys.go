@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// SigningKeys are the shared JWT keys (eventstore.Keys).
+// SigningKeys are the shared JWT keys (keys.SigningKeys).
 type SigningKeys interface {
 	// CurrentSigningKey is the key new tokens are signed with.
 	CurrentSigningKey(ctx context.Context) (SigningKey, error)

@@ -202,7 +202,7 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 		w.log.Error("webhooks: render payment", "event", d.eventID, "err", err)
 		return false
 	}
-	// The secret is stored sealed (eventstore.Sealer). One that cannot be
+	// The secret is stored sealed (sealing.Sealer). One that cannot be
 	// opened now (the database is away) is tried again when the lease ends.
 	// One that cannot be opened at all (its sealing key is gone, the value
 	// was altered) is an attempt that failed before it was sent: recorded

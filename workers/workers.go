@@ -52,7 +52,7 @@ type Config struct {
 	// RenderPayment writes the Payment as the API returns it: a webhook's data.
 	RenderPayment func(domain.PaymentSnapshot) ([]byte, error)
 	// OpenSecret returns a stored webhookSecret as the partner gave it
-	// (eventstore.Sealer.Open); nil takes it as stored. An error that wraps
+	// (sealing.Sealer.Open); nil takes it as stored. An error that wraps
 	// ErrSecretUnreadable means it never will be: its webhooks fail.
 	OpenSecret func(ctx context.Context, stored string) (string, error)
 	// Invoices is the Lightning node that made the deposit invoices; nil

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ledger/ledger/cmd/internal/benchkit"
+	"github.com/ledger/ledger/cmd/internal/gcsettings"
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/projections"
@@ -115,7 +116,7 @@ func measureAppend(ctx context.Context, cfg appendConfig, stderr io.Writer) (_ *
 	// The Store and the relay run here as they run in ledgerd, under its
 	// collector setting; the raw INSERTs share it, so the two phases stay
 	// comparable.
-	restoreGC, _ := eventstore.WithServiceGC(os.Getenv)
+	restoreGC, _ := gcsettings.WithService(os.Getenv)
 	defer restoreGC()
 
 	if err := createDatabase(ctx, cfg.databaseURL, dbName); err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ledger/ledger/cmd/internal/benchkit"
-	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/keys"
 )
 
 // chaosCluster is what one fault scenario runs against: its own Postgres
@@ -72,7 +72,7 @@ func startChaosCluster(ctx context.Context, dir, ledgerdBin, ledgerctlBin string
 	// One master key for every process: each would otherwise make its own
 	// under its LEDGER_DATA_DIR, and the second could not unwrap the
 	// signing key the first stored.
-	masterKey, _, err := eventstore.LocalMasterKeyFile(dir)
+	masterKey, _, err := keys.LocalMasterKeyFile(dir)
 	if err != nil {
 		return c, err
 	}

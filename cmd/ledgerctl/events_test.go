@@ -22,6 +22,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/apikeys"
 	"github.com/ledger/ledger/eventstore/testenv"
 )
 
@@ -67,7 +68,7 @@ func newEventsEnv(t *testing.T) *eventsEnv {
 func (e *eventsEnv) tenant(t *testing.T, keys int) (uuid.UUID, string) {
 	t.Helper()
 	ctx := eventsContext(t, time.Minute)
-	apiKey, _, secretHash := eventstore.NewAPIKeyPair()
+	apiKey, _, secretHash := apikeys.NewPair()
 	c := domain.CreateTenant{TenantID: uuid.Must(uuid.NewV7()), OwnerUserID: uuid.Must(uuid.NewV7()),
 		Name: "Tenant " + testenv.Name(""), OwnerEmail: testenv.Name("owner-") + "@example.com", APIKey: apiKey, SecretHash: secretHash}
 	tenantEvents, ownerEvents, err := domain.DecideCreateTenant(c)
@@ -81,7 +82,7 @@ func (e *eventsEnv) tenant(t *testing.T, keys int) (uuid.UUID, string) {
 		t.Fatalf("create tenant: %v", err)
 	}
 	for range keys {
-		apiKey, _, secretHash := eventstore.NewAPIKeyPair()
+		apiKey, _, secretHash := apikeys.NewPair()
 		_, err := eventstore.Execute(ctx, e.db.store, tenantStream(c.TenantID), operator, domain.ApplyTenant,
 			func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideCreateAPIKey(t, apiKey, secretHash) })
 		if err != nil {

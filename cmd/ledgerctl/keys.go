@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/keys"
 )
 
 // Token lifetimes a new signing key allows when neither a flag nor ledgerd's
@@ -44,7 +44,7 @@ func keysRotate(ctx context.Context, db *database, args []string, stdout io.Writ
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	kid, revoked, err := eventstore.RotateKey(ctx, db.pool, master, *revoke, eventstore.TokenLifetimes{Tenant: *tenantTTL, User: *userTTL})
+	kid, revoked, err := keys.RotateKey(ctx, db.pool, master, *revoke, keys.TokenLifetimes{Tenant: *tenantTTL, User: *userTTL})
 	if err != nil {
 		return err
 	}
@@ -64,11 +64,11 @@ func keysRotateMaster(ctx context.Context, db *database, args []string, stdout i
 	if fs.NArg() != 0 || *oldFile == "" || *newFile == "" {
 		return errors.New("usage: ledgerctl keys rotate-master --old FILE --new FILE")
 	}
-	older, err := eventstore.ReadMasterKeyFiles(*oldFile)
+	older, err := keys.ReadMasterKeyFiles(*oldFile)
 	if err != nil {
 		return err
 	}
-	newer, err := eventstore.ReadMasterKeyFiles(*newFile)
+	newer, err := keys.ReadMasterKeyFiles(*newFile)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func keysRotateMaster(ctx context.Context, db *database, args []string, stdout i
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	n, err := eventstore.RewrapKeys(ctx, db.pool, older, newer)
+	n, err := keys.RewrapKeys(ctx, db.pool, older, newer)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func keysRotateMaster(ctx context.Context, db *database, args []string, stdout i
 // masterKeys reads ledgerd's master keys: LEDGER_MASTER_KEY_FILE, else the
 // sandbox's under LEDGER_DATA_DIR, which ledgerctl never makes (a key
 // wrapped with a master key no ledgerd holds would stop them signing).
-func masterKeys(getenv func(string) string) (*eventstore.MasterKeys, error) {
+func masterKeys(getenv func(string) string) (*keys.MasterKeys, error) {
 	var files []string
 	for _, f := range strings.Split(getenv("LEDGER_MASTER_KEY_FILE"), ",") {
 		if f = strings.TrimSpace(f); f != "" {
@@ -106,7 +106,7 @@ func masterKeys(getenv func(string) string) (*eventstore.MasterKeys, error) {
 		}
 		files = []string{local}
 	}
-	return eventstore.ReadMasterKeyFiles(files...)
+	return keys.ReadMasterKeyFiles(files...)
 }
 
 // envDuration is the duration in the variable name, else def (both are

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/eventstore/testenv"
 )
 
@@ -22,11 +22,11 @@ func TestKeysRotateMaster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	url := testenv.NewDatabase(t)
-	oldKey, _, err := eventstore.LocalMasterKeyFile(t.TempDir())
+	oldKey, _, err := keys.LocalMasterKeyFile(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	newKey, _, err := eventstore.LocalMasterKeyFile(t.TempDir())
+	newKey, _, err := keys.LocalMasterKeyFile(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestKeysRotateMaster(t *testing.T) {
 	if _, err := ledgerctl(oldKey, "keys", "rotate"); err != nil {
 		t.Fatalf("keys rotate: %v", err)
 	}
-	if _, err := ledgerctl(newKey, "keys", "rotate"); !errors.Is(err, eventstore.ErrMasterKey) {
+	if _, err := ledgerctl(newKey, "keys", "rotate"); !errors.Is(err, keys.ErrMasterKey) {
 		t.Errorf("keys rotate with another master key: got %v, want ErrMasterKey", err)
 	}
 	out, err := ledgerctl("", "keys", "rotate-master", "--old", oldKey, "--new", newKey)
@@ -54,7 +54,7 @@ func TestKeysRotateMaster(t *testing.T) {
 	if err != nil || json.Unmarshal([]byte(out), &rewrapped) != nil || rewrapped.Rewrapped != 1 {
 		t.Fatalf("keys rotate-master: got %s %v, want 1 key re-wrapped", out, err)
 	}
-	if _, err := ledgerctl(oldKey, "keys", "rotate"); !errors.Is(err, eventstore.ErrMasterKey) {
+	if _, err := ledgerctl(oldKey, "keys", "rotate"); !errors.Is(err, keys.ErrMasterKey) {
 		t.Errorf("keys rotate with the old master key: got %v, want ErrMasterKey", err)
 	}
 	if _, err := ledgerctl(newKey+","+oldKey, "keys", "rotate"); err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/eventstore/testenv"
 	"github.com/ledger/ledger/projections"
 )
@@ -31,7 +31,7 @@ func newRebuildEnv(t *testing.T) rebuildEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	masterKey, _, err := eventstore.LocalMasterKeyFile(t.TempDir())
+	masterKey, _, err := keys.LocalMasterKeyFile(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

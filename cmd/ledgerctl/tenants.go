@@ -12,6 +12,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/apikeys"
 )
 
 // operator is the actor of events caused through ledgerctl.
@@ -32,7 +33,7 @@ func tenantCreate(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	apiKey, secret, secretHash := eventstore.NewAPIKeyPair()
+	apiKey, secret, secretHash := apikeys.NewPair()
 	cmd := domain.CreateTenant{TenantID: uuid.Must(uuid.NewV7()), OwnerUserID: uuid.Must(uuid.NewV7()),
 		Name: *name, OwnerEmail: *email, APIKey: apiKey, SecretHash: secretHash}
 	tenantEvents, ownerEvents, err := domain.DecideCreateTenant(cmd)
@@ -65,7 +66,7 @@ func apikeyCreate(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	apiKey, secret, secretHash := eventstore.NewAPIKeyPair()
+	apiKey, secret, secretHash := apikeys.NewPair()
 	_, err = eventstore.Execute(ctx, db.store, tenantStream(tenantID), operator, domain.ApplyTenant,
 		func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideCreateAPIKey(t, apiKey, secretHash) })
 	if err != nil {

@@ -20,6 +20,9 @@ import (
 	"github.com/ledger/ledger/cmd/internal/embeddednats"
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/apikeys"
+	"github.com/ledger/ledger/eventstore/keys"
+	"github.com/ledger/ledger/eventstore/sealing"
 	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
@@ -46,7 +49,7 @@ type app struct {
 	store     *eventstore.Store
 	relay     *eventstore.Relay
 	idem      *eventstore.Idempotency
-	keys      *eventstore.Keys
+	keys      *keys.SigningKeys
 	api       *httpapi.Server
 	dash      *dashboard.Dashboard
 	handler   http.Handler // the API, with the partner dashboard under /dashboard
@@ -83,10 +86,10 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	if err != nil {
 		return nil, err
 	}
-	if err := eventstore.WrapStoredKeys(ctx, a.pool, master); err != nil {
+	if err := keys.WrapStoredKeys(ctx, a.pool, master); err != nil {
 		return nil, err
 	}
-	if err := eventstore.EnsureKey(ctx, a.pool, master, cfg.tokenLifetimes()); err != nil {
+	if err := keys.EnsureKey(ctx, a.pool, master, cfg.tokenLifetimes()); err != nil {
 		return nil, err
 	}
 
@@ -111,16 +114,16 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.relay = eventstore.NewRelay(a.pool, js, eventstore.RelayConfig{Stream: cfg.NATSStream,
 		SubjectPrefix: cfg.NATSSubjectPrefix, Replicas: cfg.NATSReplicas}, log, reg)
 	a.store = eventstore.New(a.pool, projections.Projector{}, reg)
-	sealer := eventstore.NewSealer(a.pool, master) // webhookSecrets, dashboard password hashes, recorded responses
+	sealer := sealing.NewSealer(a.pool, master) // webhookSecrets, dashboard password hashes, recorded responses
 	a.idem = eventstore.NewIdempotency(a.pool, sealer)
 	// The relay of this process sequences its appends as soon as they
 	// commit, instead of at its next poll.
 	a.store.OnCommit(a.relay.Wake)
 	a.idem.OnCommit(a.relay.Wake)
 	reader := projections.NewReader(a.pool)
-	uses := eventstore.NewAPIKeyUses(a.pool)
-	a.keys = eventstore.NewKeys(a.pool, master)
-	keys := signingKeys{a.keys}
+	uses := apikeys.NewUses(a.pool)
+	a.keys = keys.NewSigningKeys(a.pool, master)
+	signing := signingKeys{a.keys}
 	if err := checkSigningKey(ctx, cfg, a.keys, log); err != nil {
 		return nil, err
 	}
@@ -153,7 +156,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		InsecureWebhooks: sandbox, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
 		BodyTimeout: cfg.BodyTimeout, BodyMinRate: cfg.BodyMinRate, WriteTimeout: writeTimeout, MetricsElsewhere: cfg.MetricsAddr != "",
 		MaxBufferedBytes: cfg.MaxBufferedBytes},
-		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, APIKeyUses: uses}, Keys: keys, Idempotency: a.idem,
+		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, Uses: uses}, Keys: signing, Idempotency: a.idem,
 			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
 			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
 			CheckWebhookURL: checkHook, SealSecret: sealer.Seal, Ledger: reader, Events: events{a.store}, Documents: documentStore{reader, cfg.TenantDocumentQuota}, Ready: a.ready,
@@ -163,7 +166,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 			return nil, err
 		}
 	}
-	a.dash = a.newDashboard(reader, pays, uses, sealer, eventstore.NewServerKeys(a.pool, master), httpapi.NewPresigner(keys, cfg.PublicURL, nil))
+	a.dash = a.newDashboard(reader, pays, uses, sealer, keys.NewServerKeys(a.pool, master), httpapi.NewPresigner(signing, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.api.PaceBodies(a.dash)) // the API paces its own
 	return a, nil
 }
@@ -298,10 +301,10 @@ func (a *app) close() {
 
 // openWebhookSecret opens a payment's stored webhookSecret for the
 // dispatcher, telling it apart a value no process can ever open.
-func openWebhookSecret(sealer *eventstore.Sealer) func(context.Context, string) (string, error) {
+func openWebhookSecret(sealer *sealing.Sealer) func(context.Context, string) (string, error) {
 	return func(ctx context.Context, stored string) (string, error) {
 		secret, err := sealer.Open(ctx, stored)
-		if errors.Is(err, eventstore.ErrSealed) {
+		if errors.Is(err, sealing.ErrSealed) {
 			return "", fmt.Errorf("%w: %w", workers.ErrSecretUnreadable, err)
 		}
 		return secret, err

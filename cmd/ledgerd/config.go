@@ -14,7 +14,7 @@ import (
 
 	"github.com/ledger/ledger/cmd/internal/embeddednats"
 	"github.com/ledger/ledger/domain"
-	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/workers/rails/prices"
 )
@@ -328,8 +328,8 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 
 // tokenLifetimes are the lifetimes this instance signs tokens for, which
 // the signing keys it makes allow.
-func (c *config) tokenLifetimes() eventstore.TokenLifetimes {
-	return eventstore.TokenLifetimes{Tenant: c.TenantTokenTTL, User: c.UserTokenTTL}
+func (c *config) tokenLifetimes() keys.TokenLifetimes {
+	return keys.TokenLifetimes{Tenant: c.TenantTokenTTL, User: c.UserTokenTTL}
 }
 
 func (c *config) validate() error {

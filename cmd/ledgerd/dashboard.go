@@ -13,6 +13,10 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/apikeys"
+	"github.com/ledger/ledger/eventstore/keys"
+	"github.com/ledger/ledger/eventstore/sealing"
+	"github.com/ledger/ledger/eventstore/signin"
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
 )
@@ -21,7 +25,7 @@ import (
 // the sign-in throttle, into dashboard.Accounts.
 type dashboardAccounts struct {
 	*projections.Reader
-	*eventstore.SignInThrottle
+	*signin.Throttle
 	store *eventstore.Store
 }
 
@@ -36,7 +40,7 @@ func (a dashboardAccounts) ExecuteDashboardUser(ctx context.Context, ref domain.
 // create and revoke append, with the dashboard user as actor.
 type dashboardCredentials struct {
 	reader *projections.Reader
-	uses   *eventstore.APIKeyUses
+	uses   *apikeys.Uses
 	store  *eventstore.Store
 }
 
@@ -63,7 +67,7 @@ func (c dashboardCredentials) APIKeys(ctx context.Context, tenantID uuid.UUID) (
 }
 
 func (c dashboardCredentials) CreateAPIKey(ctx context.Context, tenantID uuid.UUID, meta domain.Metadata) (string, string, error) {
-	apiKey, secret, secretHash := eventstore.NewAPIKeyPair()
+	apiKey, secret, secretHash := apikeys.NewPair()
 	_, err := eventstore.Execute(ctx, c.store, tenantStream(tenantID), meta, domain.ApplyTenant,
 		func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideCreateAPIKey(t, apiKey, secretHash) })
 	if err != nil {
@@ -86,7 +90,7 @@ func tenantStream(id uuid.UUID) domain.StreamRef {
 // httpapi.Credentials.
 type apiCredentials struct {
 	*projections.Reader
-	*eventstore.APIKeyUses
+	*apikeys.Uses
 }
 
 // paymentFeed tells the dashboard's live pages which payments changed: a
@@ -160,11 +164,11 @@ func withDashboard(api, dash http.Handler) http.Handler {
 }
 
 // newDashboard builds the partner dashboard over the app's stores.
-func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *eventstore.APIKeyUses,
-	sealer *eventstore.Sealer, serverKeys *eventstore.ServerKeys, links dashboard.DocumentLinks) *dashboard.Dashboard {
+func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *apikeys.Uses,
+	sealer *sealing.Sealer, serverKeys *keys.ServerKeys, links dashboard.DocumentLinks) *dashboard.Dashboard {
 	return dashboard.New(dashboard.Config{SecureCookies: secureCookies(a.cfg.PublicURL)}, dashboard.Deps{
 		Log:         a.log,
-		Accounts:    dashboardAccounts{Reader: reader, SignInThrottle: eventstore.NewSignInThrottle(a.pool), store: a.store},
+		Accounts:    dashboardAccounts{Reader: reader, Throttle: signin.NewThrottle(a.pool), store: a.store},
 		Secrets:     sealer, // password hashes, like webhookSecrets
 		Credentials: dashboardCredentials{reader: reader, uses: uses, store: a.store},
 		Payments:    pays,

@@ -22,7 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/eventstore/testenv"
 )
 
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	masterKey = filepath.Join(dir, "master.key")
-	if _, _, err := eventstore.LocalMasterKeyFile(dir); err != nil {
+	if _, _, err := keys.LocalMasterKeyFile(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "make master key:", err)
 		os.Exit(1)
 	}

@@ -13,13 +13,13 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/cmd/internal/gcsettings"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	eventstore.WithServiceGC(os.Getenv) // for the whole life of the process: nothing to restore
+	gcsettings.WithService(os.Getenv) // for the whole life of the process: nothing to restore
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "ledgerd:", err)
 		os.Exit(1)

@@ -4,16 +4,16 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/keys"
 )
 
 // masterKeys reads the master keys of LEDGER_MASTER_KEY_FILE. Without it
 // (the sandbox: production refuses to start so) the master key is a file
 // under LEDGER_DATA_DIR, made on the first start, and the log says so.
-func masterKeys(cfg config, log *slog.Logger) (*eventstore.MasterKeys, error) {
+func masterKeys(cfg config, log *slog.Logger) (*keys.MasterKeys, error) {
 	files := cfg.MasterKeyFiles
 	if len(files) == 0 {
-		path, created, err := eventstore.LocalMasterKeyFile(cfg.DataDir)
+		path, created, err := keys.LocalMasterKeyFile(cfg.DataDir)
 		if err != nil {
 			return nil, err
 		}
@@ -21,7 +21,7 @@ func masterKeys(cfg config, log *slog.Logger) (*eventstore.MasterKeys, error) {
 			"file", path, "created", created)
 		files = []string{path}
 	}
-	m, err := eventstore.ReadMasterKeyFiles(files...)
+	m, err := keys.ReadMasterKeyFiles(files...)
 	if err != nil {
 		return nil, err
 	}
@@ -34,8 +34,8 @@ func masterKeys(cfg config, log *slog.Logger) (*eventstore.MasterKeys, error) {
 // when this instance is set for longer tokens than the key allows: it
 // signs them for the key's lifetime (ledgerctl keys rotate
 // --tenant-token-ttl/--user-token-ttl raises it).
-func checkSigningKey(ctx context.Context, cfg config, keys *eventstore.Keys, log *slog.Logger) error {
-	key, err := keys.Signing(ctx)
+func checkSigningKey(ctx context.Context, cfg config, signing *keys.SigningKeys, log *slog.Logger) error {
+	key, err := signing.Signing(ctx)
 	if err != nil {
 		return err
 	}

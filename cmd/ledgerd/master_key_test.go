@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/eventstore/testenv"
 )
 
@@ -52,7 +52,7 @@ func TestSandboxMakesALocalMasterKey(t *testing.T) {
 func TestStartRefusesAnotherMasterKey(t *testing.T) {
 	t.Parallel()
 	a := startServer(t, nil)
-	other, _, err := eventstore.LocalMasterKeyFile(t.TempDir())
+	other, _, err := keys.LocalMasterKeyFile(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestStartRefusesAnotherMasterKey(t *testing.T) {
 	if err == nil {
 		b.close()
 	}
-	if !errors.Is(err, eventstore.ErrMasterKey) {
+	if !errors.Is(err, keys.ErrMasterKey) {
 		t.Errorf("start with another master key: got %v, want ErrMasterKey", err)
 	}
 }

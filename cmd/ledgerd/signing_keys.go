@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 
-	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/httpapi"
 )
 
 // signingKeys plugs the shared key store into the API's SigningKeys.
-type signingKeys struct{ keys *eventstore.Keys }
+type signingKeys struct{ keys *keys.SigningKeys }
 
 func (k signingKeys) CurrentSigningKey(ctx context.Context) (httpapi.SigningKey, error) {
 	key, err := k.keys.Signing(ctx)
@@ -20,7 +20,7 @@ func (k signingKeys) SigningKey(ctx context.Context, kid string) (httpapi.Signin
 	return apiSigningKey(key), err
 }
 
-func apiSigningKey(k eventstore.SigningKey) httpapi.SigningKey {
+func apiSigningKey(k keys.SigningKey) httpapi.SigningKey {
 	return httpapi.SigningKey{ID: k.KID, Secret: k.Secret, RetiredAt: k.RetiredAt,
 		TenantTokenTTL: k.Lifetimes.Tenant, UserTokenTTL: k.Lifetimes.User}
 }

@@ -123,3 +123,12 @@ func NewStream(t testing.TB) Stream {
 	})
 	return s
 }
+
+// Context returns a context that ends after d or when t ends, so no wait
+// in a test can hang forever.
+func Context(t testing.TB, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

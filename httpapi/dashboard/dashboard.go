@@ -123,13 +123,13 @@ type Deps struct {
 }
 
 // Keys are the keys the instances share, one per purpose
-// (eventstore.ServerKeys): a CSRF token one instance made is good at all.
+// (keys.ServerKeys): a CSRF token one instance made is good at all.
 type Keys interface {
 	Key(ctx context.Context, purpose string) ([]byte, error)
 }
 
 // Secrets seals what the events must keep but no reader of them may use
-// (eventstore.Sealer): a password's argon2id hash, which every holder of
+// (sealing.Sealer): a password's argon2id hash, which every holder of
 // the tenant's API keys and every colleague could otherwise read in
 // GET /events and try guesses against offline, with no lock-out.
 type Secrets interface {

@@ -410,7 +410,7 @@ func (h *harness) signIn() {
 
 func body(rec *httptest.ResponseRecorder) string { return rec.Body.String() }
 
-// fakeSecrets seals as eventstore.Sealer does, in form only: a prefix and
+// fakeSecrets seals as sealing.Sealer does, in form only: a prefix and
 // base64, so a sealed value never holds the secret as it is. A value
 // without the prefix (stored before sealing) opens as it is.
 type fakeSecrets struct{}

@@ -1,4 +1,9 @@
-package eventstore
+// Package keys holds the service's keys: the master key, which stays on
+// each host, and the keys stored wrapped under it in the event store's
+// database: the JWT signing keys and the keys every instance shares for
+// its MACs. Package sealing keeps the sealing keys; their wrapping is here
+// too, so that changing the master key re-wraps every stored key at once.
+package keys
 
 import (
 	"context"
@@ -25,7 +30,7 @@ const KeyCacheAge = 10 * time.Second
 // created_at and the commit that publishes it, and a load's round trip.
 const keyReloadAge = KeyCacheAge - time.Second
 
-// Keys is the shared store of JWT signing keys, cached per process.
+// SigningKeys is the shared store of JWT signing keys, cached per process.
 //
 // The rule, which holds on every instance whatever its own settings:
 //
@@ -50,8 +55,8 @@ const keyReloadAge = KeyCacheAge - time.Second
 //     instance has read the keys again; its successor signs at once, as
 //     nothing else may.
 //
-// The secrets are stored wrapped under the master key (keys_master.go).
-type Keys struct {
+// The secrets are stored wrapped under the master key (MasterKeys).
+type SigningKeys struct {
 	pool   *pgxpool.Pool
 	master *MasterKeys
 	now    func() time.Time
@@ -78,14 +83,14 @@ type TokenLifetimes struct {
 	Tenant, User time.Duration
 }
 
-// NewKeys returns the key store over pool, whose keys master unwraps.
-func NewKeys(pool *pgxpool.Pool, master *MasterKeys) *Keys {
-	return &Keys{pool: pool, master: master, now: time.Now}
+// NewSigningKeys returns the key store over pool, whose keys master unwraps.
+func NewSigningKeys(pool *pgxpool.Pool, master *MasterKeys) *SigningKeys {
+	return &SigningKeys{pool: pool, master: master, now: time.Now}
 }
 
 // SetClock replaces the clock the keys are used by (tests move it instead
 // of waiting).
-func (k *Keys) SetClock(now func() time.Time) {
+func (k *SigningKeys) SetClock(now func() time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.now = now
@@ -93,7 +98,7 @@ func (k *Keys) SetClock(now func() time.Time) {
 
 // Signing returns the key new tokens are signed with: the newest whose
 // signs_from has passed.
-func (k *Keys) Signing(ctx context.Context) (SigningKey, error) {
+func (k *SigningKeys) Signing(ctx context.Context) (SigningKey, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.now().Sub(k.loadedAt) >= keyReloadAge || len(k.keys) == 0 {
@@ -115,7 +120,7 @@ func (k *Keys) Signing(ctx context.Context) (SigningKey, error) {
 // second, so a key rotated in with --revoke-previous is found soon and
 // garbage kids cannot hammer the database. A revoked or unknown kid is
 // Unauthenticated.
-func (k *Keys) Verifying(ctx context.Context, kid string) (SigningKey, error) {
+func (k *SigningKeys) Verifying(ctx context.Context, kid string) (SigningKey, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	age := k.now().Sub(k.loadedAt)
@@ -136,7 +141,7 @@ func (k *Keys) Verifying(ctx context.Context, kid string) (SigningKey, error) {
 // its successor's signs_from. A key still in clear (made before envelope
 // encryption, until WrapStoredKeys runs) is taken as it is; one wrapped
 // with a master key this process does not hold fails the load, loudly.
-func (k *Keys) load(ctx context.Context) error {
+func (k *SigningKeys) load(ctx context.Context) error {
 	rows, err := k.pool.Query(ctx, `SELECT kid, clear_secret, wrapped_secret, kek_id, signs_from,
 		COALESCE(tenant_token_ttl, '0'), COALESCE(user_token_ttl, '0')
 		FROM signing_keys WHERE revoked_at IS NULL ORDER BY created_at, kid`)
@@ -150,7 +155,7 @@ func (k *Keys) load(ctx context.Context) error {
 	if _, err := pgx.ForEachRow(rows, []any{&key.KID, &key.Secret, &wrapped, &kekID, &key.SignsFrom, &key.Lifetimes.Tenant, &key.Lifetimes.User}, func() error {
 		if kekID != nil {
 			var err error
-			if key.Secret, err = k.master.unwrap(*kekID, signingKeyAAD(key.KID), wrapped); err != nil {
+			if key.Secret, err = k.master.Unwrap(*kekID, signingKeyAAD(key.KID), wrapped); err != nil {
 				return err
 			}
 		}
@@ -185,7 +190,7 @@ func (k *Keys) load(ctx context.Context) error {
 // nothing they signed verifies on any instance, so every partner must
 // request new tokens (a client that does so on 401 goes on working). The
 // new key may then be refused for up to a second by an instance that read
-// the keys just before (Keys.Verifying).
+// the keys just before (SigningKeys.Verifying).
 //
 // The key is stored wrapped with master, which must be the master key the
 // stored keys are wrapped with (or one of them, while it changes): a key
@@ -208,7 +213,7 @@ func rotateKey(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys, revo
 	suffix := make([]byte, 4)
 	rand.Read(suffix)
 	kid = time.Now().UTC().Format("20060102T150405.000000Z") + "-" + hex.EncodeToString(suffix)
-	kekID, wrapped := master.wrap(signingKeyAAD(kid), secret)
+	kekID, wrapped := master.Wrap(signingKeyAAD(kid), secret)
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(signingKeysLock)); err != nil {
 			return err

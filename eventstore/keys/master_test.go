@@ -1,7 +1,8 @@
-package eventstore
+package keys_test
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -11,30 +12,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
+	"github.com/ledger/ledger/eventstore/keys"
+	"github.com/ledger/ledger/eventstore/sealing"
+	"github.com/ledger/ledger/eventstore/storetest"
 	"github.com/ledger/ledger/eventstore/testenv"
 )
 
-// mustMasterKeys returns a fresh random master key.
-func mustMasterKeys(t testing.TB) *MasterKeys {
-	t.Helper()
-	m, err := NewMasterKeys(randomBytes(masterKeySize))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// mustMigratedURL is mustMigrated that also returns the database's URL.
-func mustMigratedURL(t testing.TB) (*pgxpool.Pool, string) {
-	t.Helper()
-	url := testenv.NewDatabase(t)
-	pool := mustPool(t, url, 4)
-	if err := Migrate(testContext(t, 30*time.Second), pool, allMigrations()...); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return pool, url
+// randomBytes returns n random bytes.
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
 }
 
 // TestDumpHoldsNoKey: keys stored in clear before envelope encryption are
@@ -45,9 +33,9 @@ func mustMigratedURL(t testing.TB) (*pgxpool.Pool, string) {
 // master key uses none.
 func TestDumpHoldsNoKey(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 60*time.Second)
-	pool, url := mustMigratedURL(t)
-	master := mustMasterKeys(t)
+	ctx := testenv.Context(t, 60*time.Second)
+	pool, url := storetest.MigratedURL(t, 4)
+	master := storetest.MasterKeys(t)
 
 	oldSigning, oldSealing := randomBytes(32), randomBytes(32)
 	if _, err := pool.Exec(ctx, `INSERT INTO signing_keys (kid, clear_secret, signs_from, tenant_token_ttl, user_token_ttl)
@@ -60,30 +48,30 @@ func TestDumpHoldsNoKey(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range errs {
-		wg.Go(func() { errs[i] = WrapStoredKeys(ctx, pool, master) })
+		wg.Go(func() { errs[i] = keys.WrapStoredKeys(ctx, pool, master) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		t.Fatalf("wrap the stored keys: %v", err)
 	}
-	if err := EnsureKey(ctx, pool, master, testLifetimes); err != nil {
+	if err := keys.EnsureKey(ctx, pool, master, testLifetimes); err != nil {
 		t.Fatal(err)
 	}
 	// A new signing key, and the first sealing key of the sealer.
-	kid, _, err := RotateKey(ctx, pool, master, false, testLifetimes)
+	kid, _, err := keys.RotateKey(ctx, pool, master, false, testLifetimes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := NewKeys(pool, master)
-	old, err := keys.Verifying(ctx, "old")
+	signing := keys.NewSigningKeys(pool, master)
+	old, err := signing.Verifying(ctx, "old")
 	if err != nil || !bytes.Equal(old.Secret, oldSigning) {
 		t.Fatalf("the old signing key: got %x (%v), want %x", old.Secret, err, oldSigning)
 	}
-	newKey, err := keys.Verifying(ctx, kid)
+	newKey, err := signing.Verifying(ctx, kid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealer := NewSealer(pool, master)
+	sealer := sealing.NewSealer(pool, master)
 	sealed, err := sealer.Seal(ctx, "whsec_dumped")
 	if err != nil || !strings.HasPrefix(sealed, "sealed:v1:k1:") {
 		t.Fatalf("seal: got %q %v, want it sealed with a new key k1", sealed, err)
@@ -93,11 +81,11 @@ func TestDumpHoldsNoKey(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT wrapped_key, kek_id FROM sealing_keys WHERE kid = 'k1'`).Scan(&wrappedK1, &kekID); err != nil {
 		t.Fatal(err)
 	}
-	newSealing, err := master.unwrap(kekID, sealingKeyAAD("k1"), wrappedK1)
+	newSealing, err := master.Unwrap(kekID, keys.SealingKeyAAD("k1"), wrappedK1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	csrfKey, err := NewServerKeys(pool, master).Key(ctx, "csrf")
+	csrfKey, err := keys.NewServerKeys(pool, master).Key(ctx, "csrf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,17 +119,17 @@ func TestDumpHoldsNoKey(t *testing.T) {
 	}
 
 	// A process with another master key cannot use the keys.
-	other := mustMasterKeys(t)
-	if _, err := NewKeys(pool, other).Signing(ctx); !errors.Is(err, ErrMasterKey) {
+	other := storetest.MasterKeys(t)
+	if _, err := keys.NewSigningKeys(pool, other).Signing(ctx); !errors.Is(err, keys.ErrMasterKey) {
 		t.Errorf("signing key under another master key: got %v, want ErrMasterKey", err)
 	}
-	if _, err := NewSealer(pool, other).Open(ctx, sealed); !errors.Is(err, ErrMasterKey) {
+	if _, err := sealing.NewSealer(pool, other).Open(ctx, sealed); !errors.Is(err, keys.ErrMasterKey) {
 		t.Errorf("sealing key under another master key: got %v, want ErrMasterKey", err)
 	}
-	if _, err := NewServerKeys(pool, other).Key(ctx, "csrf"); !errors.Is(err, ErrMasterKey) {
+	if _, err := keys.NewServerKeys(pool, other).Key(ctx, "csrf"); !errors.Is(err, keys.ErrMasterKey) {
 		t.Errorf("server key under another master key: got %v, want ErrMasterKey", err)
 	}
-	if _, _, err := RotateKey(ctx, pool, other, false, testLifetimes); !errors.Is(err, ErrMasterKey) {
+	if _, _, err := keys.RotateKey(ctx, pool, other, false, testLifetimes); !errors.Is(err, keys.ErrMasterKey) {
 		t.Errorf("rotate with another master key: got %v, want ErrMasterKey", err)
 	}
 }
@@ -151,53 +139,53 @@ func TestDumpHoldsNoKey(t *testing.T) {
 // work throughout, and afterwards the new one alone suffices.
 func TestRewrapKeys(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
-	pool := mustMigrated(t, 4)
-	oldKEK, newKEK := randomBytes(masterKeySize), randomBytes(masterKeySize)
-	older, _ := NewMasterKeys(oldKEK)
-	newer, _ := NewMasterKeys(newKEK)
-	both, _ := NewMasterKeys(newKEK, oldKEK)
-	if err := EnsureKey(ctx, pool, older, testLifetimes); err != nil {
+	ctx := testenv.Context(t, 30*time.Second)
+	pool := storetest.Migrated(t, 4)
+	oldKEK, newKEK := randomBytes(32), randomBytes(32)
+	older, _ := keys.NewMasterKeys(oldKEK)
+	newer, _ := keys.NewMasterKeys(newKEK)
+	both, _ := keys.NewMasterKeys(newKEK, oldKEK)
+	if err := keys.EnsureKey(ctx, pool, older, testLifetimes); err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := NewSealer(pool, older).Seal(ctx, "whsec_kept")
+	sealed, err := sealing.NewSealer(pool, older).Seal(ctx, "whsec_kept")
 	if err != nil {
 		t.Fatal(err)
 	}
-	csrfKey, err := NewServerKeys(pool, older).Key(ctx, "csrf")
+	csrfKey, err := keys.NewServerKeys(pool, older).Key(ctx, "csrf")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Every process restarts holding both, the new one first.
-	if err := EnsureKey(ctx, pool, both, testLifetimes); err != nil {
+	if err := keys.EnsureKey(ctx, pool, both, testLifetimes); err != nil {
 		t.Fatalf("start with both master keys: %v", err)
 	}
-	before, err := NewKeys(pool, both).Signing(ctx)
+	before, err := keys.NewSigningKeys(pool, both).Signing(ctx)
 	if err != nil {
 		t.Fatalf("signing key under both master keys: %v", err)
 	}
-	if n, err := RewrapKeys(ctx, pool, older, newer); err != nil || n != 3 {
+	if n, err := keys.RewrapKeys(ctx, pool, older, newer); err != nil || n != 3 {
 		t.Fatalf("rewrap: got %d %v, want 3 keys (signing, sealing, server)", n, err)
 	}
-	if n, err := RewrapKeys(ctx, pool, older, newer); err != nil || n != 0 {
+	if n, err := keys.RewrapKeys(ctx, pool, older, newer); err != nil || n != 0 {
 		t.Fatalf("rewrap again: got %d %v, want nothing to do", n, err)
 	}
-	for name, m := range map[string]*MasterKeys{"both": both, "the new one": newer} {
-		after, err := NewKeys(pool, m).Signing(ctx)
+	for name, m := range map[string]*keys.MasterKeys{"both": both, "the new one": newer} {
+		after, err := keys.NewSigningKeys(pool, m).Signing(ctx)
 		if err != nil || !bytes.Equal(after.Secret, before.Secret) {
 			t.Errorf("signing key under %s: got %x %v, want %x", name, after.Secret, err, before.Secret)
 		}
-		if got, err := NewSealer(pool, m).Open(ctx, sealed); err != nil || got != "whsec_kept" {
+		if got, err := sealing.NewSealer(pool, m).Open(ctx, sealed); err != nil || got != "whsec_kept" {
 			t.Errorf("sealed value under %s: got %q %v, want it opened", name, got, err)
 		}
-		if got, err := NewServerKeys(pool, m).Key(ctx, "csrf"); err != nil || !bytes.Equal(got, csrfKey) {
+		if got, err := keys.NewServerKeys(pool, m).Key(ctx, "csrf"); err != nil || !bytes.Equal(got, csrfKey) {
 			t.Errorf("server key under %s: got %x %v, want %x", name, got, err, csrfKey)
 		}
 	}
-	if _, err := NewKeys(pool, older).Signing(ctx); !errors.Is(err, ErrMasterKey) {
+	if _, err := keys.NewSigningKeys(pool, older).Signing(ctx); !errors.Is(err, keys.ErrMasterKey) {
 		t.Errorf("signing key under the old master key alone: got %v, want ErrMasterKey", err)
 	}
-	if _, err := NewServerKeys(pool, older).Key(ctx, "csrf"); !errors.Is(err, ErrMasterKey) {
+	if _, err := keys.NewServerKeys(pool, older).Key(ctx, "csrf"); !errors.Is(err, keys.ErrMasterKey) {
 		t.Errorf("server key under the old master key alone: got %v, want ErrMasterKey", err)
 	}
 }

@@ -1,4 +1,7 @@
-package eventstore
+// Package sealing seals the secrets partners give the service, which it
+// must use again later, under keys stored wrapped in the event store's
+// database.
+package sealing
 
 import (
 	"context"
@@ -13,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ledger/ledger/eventstore/keys"
 )
 
 // Sealing: a secret a partner gives the service, which the service must
@@ -38,17 +43,17 @@ const firstSealingKID = "k1"
 
 // ErrSealed means a sealed value cannot be opened: malformed, altered, or
 // sealed with a key this database does not have.
-var ErrSealed = errors.New("eventstore: sealed value cannot be opened")
+var ErrSealed = errors.New("sealing: sealed value cannot be opened")
 
 // Sealer seals and opens secrets with the shared keys. Keys never change
 // once stored, so each is read once per process; a process seals with the
 // key that was newest when it first sealed (there is one: no command adds
 // another yet).
 //
-// The keys are stored wrapped under the master key (keys_master.go).
+// The keys are stored wrapped under the master key (keys.MasterKeys).
 type Sealer struct {
 	pool   *pgxpool.Pool
-	master *MasterKeys
+	master *keys.MasterKeys
 
 	mu      sync.Mutex
 	byKID   map[string]cipher.AEAD
@@ -56,7 +61,7 @@ type Sealer struct {
 }
 
 // NewSealer returns a Sealer over pool, whose keys master unwraps.
-func NewSealer(pool *pgxpool.Pool, master *MasterKeys) *Sealer {
+func NewSealer(pool *pgxpool.Pool, master *keys.MasterKeys) *Sealer {
 	return &Sealer{pool: pool, master: master, byKID: map[string]cipher.AEAD{}}
 }
 
@@ -126,7 +131,7 @@ func (s *Sealer) currentKey(ctx context.Context) (string, cipher.AEAD, error) {
 	if s.current != "" {
 		return s.current, s.byKID[s.current], nil
 	}
-	kekID, wrapped := s.master.wrap(sealingKeyAAD(firstSealingKID), randomBytes(32))
+	kekID, wrapped := s.master.Wrap(keys.SealingKeyAAD(firstSealingKID), randomKey())
 	if _, err := s.pool.Exec(ctx, `INSERT INTO sealing_keys (kid, wrapped_key, kek_id) VALUES ($1, $2, $3) ON CONFLICT (kid) DO NOTHING`,
 		firstSealingKID, wrapped, kekID); err != nil {
 		return "", nil, fmt.Errorf("store sealing key: %w", err)
@@ -154,8 +159,8 @@ func (s *Sealer) key(ctx context.Context, kid string) (cipher.AEAD, error) {
 }
 
 // load reads the key kid, unwrapping it (one still in clear, made before
-// envelope encryption and not yet wrapped by WrapStoredKeys, is taken as
-// it is), and caches it. s.mu is held.
+// envelope encryption and not yet wrapped by keys.WrapStoredKeys, is taken
+// as it is), and caches it. s.mu is held.
 func (s *Sealer) load(ctx context.Context, kid string) (cipher.AEAD, error) {
 	var key, wrapped []byte
 	var kekID *string
@@ -167,7 +172,7 @@ func (s *Sealer) load(ctx context.Context, kid string) (cipher.AEAD, error) {
 		return nil, fmt.Errorf("load sealing key: %w", err)
 	}
 	if kekID != nil {
-		if key, err = s.master.unwrap(*kekID, sealingKeyAAD(kid), wrapped); err != nil {
+		if key, err = s.master.Unwrap(*kekID, keys.SealingKeyAAD(kid), wrapped); err != nil {
 			return nil, err
 		}
 	}
@@ -185,4 +190,11 @@ func newAEAD(key []byte) (cipher.AEAD, error) {
 		return nil, fmt.Errorf("sealing key: %w", err)
 	}
 	return cipher.NewGCM(block)
+}
+
+// randomKey returns a new random 256-bit key.
+func randomKey() []byte {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return b
 }

@@ -1,13 +1,16 @@
-package eventstore
+package keys_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/keys"
+	"github.com/ledger/ledger/eventstore/storetest"
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
-var testLifetimes = TokenLifetimes{Tenant: time.Hour, User: 24 * time.Hour}
+var testLifetimes = keys.TokenLifetimes{Tenant: time.Hour, User: 24 * time.Hour}
 
 // fakeClock is a clock shared by the instances of a test, which the test
 // moves instead of waiting.
@@ -16,7 +19,7 @@ type fakeClock struct{ now time.Time }
 func (c *fakeClock) Now() time.Time { return c.now }
 
 // newTestKeys is an instance's key store, on clock.
-func newTestKeys(k *Keys, clock *fakeClock) *Keys {
+func newTestKeys(k *keys.SigningKeys, clock *fakeClock) *keys.SigningKeys {
 	k.SetClock(clock.Now)
 	return k
 }
@@ -27,15 +30,15 @@ func newTestKeys(k *Keys, clock *fakeClock) *Keys {
 // know; and each signs with the new key once its signs_from has passed.
 func TestRotationPublishesBeforeSigning(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 60*time.Second)
-	pool := mustMigrated(t, 4)
-	master := mustMasterKeys(t)
-	if err := EnsureKey(ctx, pool, master, testLifetimes); err != nil {
+	ctx := testenv.Context(t, 60*time.Second)
+	pool := storetest.Migrated(t, 4)
+	master := storetest.MasterKeys(t)
+	if err := keys.EnsureKey(ctx, pool, master, testLifetimes); err != nil {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{now: time.Now()}
 	start := clock.now
-	instances := []*Keys{newTestKeys(NewKeys(pool, master), clock), newTestKeys(NewKeys(pool, master), clock), newTestKeys(NewKeys(pool, master), clock)}
+	instances := []*keys.SigningKeys{newTestKeys(keys.NewSigningKeys(pool, master), clock), newTestKeys(keys.NewSigningKeys(pool, master), clock), newTestKeys(keys.NewSigningKeys(pool, master), clock)}
 	// The instances read the keys at different moments (0, 3 s, 6.5 s),
 	// the first just before the rotation.
 	phases := []time.Duration{0, 3 * time.Second, 6500 * time.Millisecond}
@@ -43,12 +46,12 @@ func TestRotationPublishesBeforeSigning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, _, err := RotateKey(ctx, pool, master, false, testLifetimes)
+	second, _, err := keys.RotateKey(ctx, pool, master, false, testLifetimes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	switched := make([]bool, len(instances))
-	for shift := time.Duration(0); shift <= 3*KeyCacheAge; shift += 250 * time.Millisecond {
+	for shift := time.Duration(0); shift <= 3*keys.KeyCacheAge; shift += 250 * time.Millisecond {
 		clock.now = start.Add(shift)
 		for i, inst := range instances {
 			if shift < phases[i] {
@@ -69,10 +72,7 @@ func TestRotationPublishesBeforeSigning(t *testing.T) {
 				if _, err := other.Signing(ctx); err != nil { // reads the keys as the cache ages
 					t.Fatal(err)
 				}
-				other.mu.Lock()
-				_, known := other.byKID[key.KID]
-				other.mu.Unlock()
-				if !known {
+				if !other.Knows(key.KID) {
 					t.Fatalf("at %v instance %d signs with %s, which instance %d does not know", shift, i, key.KID, j)
 				}
 			}
@@ -80,12 +80,12 @@ func TestRotationPublishesBeforeSigning(t *testing.T) {
 	}
 	for i, ok := range switched {
 		if !ok {
-			t.Errorf("instance %d: still signs with %s after %v, want %s", i, first.KID, 3*KeyCacheAge, second)
+			t.Errorf("instance %d: still signs with %s after %v, want %s", i, first.KID, 3*keys.KeyCacheAge, second)
 		}
 	}
 	var publishedFor time.Duration
-	if err := pool.QueryRow(ctx, `SELECT signs_from - created_at FROM signing_keys WHERE kid = $1`, second).Scan(&publishedFor); err != nil || publishedFor != KeyCacheAge {
-		t.Errorf("%s: signs %v after it was made (%v), want %v", second, publishedFor, err, KeyCacheAge)
+	if err := pool.QueryRow(ctx, `SELECT signs_from - created_at FROM signing_keys WHERE kid = $1`, second).Scan(&publishedFor); err != nil || publishedFor != keys.KeyCacheAge {
+		t.Errorf("%s: signs %v after it was made (%v), want %v", second, publishedFor, err, keys.KeyCacheAge)
 	}
 }
 
@@ -95,21 +95,21 @@ func TestRotationPublishesBeforeSigning(t *testing.T) {
 // with them once its cache is KeyCacheAge old.
 func TestSigningKeysRetireAndRevoke(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
-	pool := mustMigrated(t, 2)
-	master := mustMasterKeys(t)
-	short := TokenLifetimes{Tenant: 2 * time.Second, User: 3 * time.Second}
-	if err := EnsureKey(ctx, pool, master, short); err != nil {
+	ctx := testenv.Context(t, 30*time.Second)
+	pool := storetest.Migrated(t, 2)
+	master := storetest.MasterKeys(t)
+	short := keys.TokenLifetimes{Tenant: 2 * time.Second, User: 3 * time.Second}
+	if err := keys.EnsureKey(ctx, pool, master, short); err != nil {
 		t.Fatal(err)
 	}
-	keys := NewKeys(pool, master)
+	signing := keys.NewSigningKeys(pool, master)
 	clock := &fakeClock{now: time.Now()}
-	keys.SetClock(clock.Now)
-	first, err := keys.Signing(ctx)
+	signing.SetClock(clock.Now)
+	first, err := signing.Signing(ctx)
 	if err != nil || first.Lifetimes != short || !first.RetiredAt.IsZero() {
 		t.Fatalf("first key: got %+v %v, want lifetimes %v, not retired", first, err, short)
 	}
-	second, revoked, err := RotateKey(ctx, pool, master, false, testLifetimes)
+	second, revoked, err := keys.RotateKey(ctx, pool, master, false, testLifetimes)
 	if err != nil || len(revoked) != 0 {
 		t.Fatalf("rotate: got %v %v, want nothing revoked", revoked, err)
 	}
@@ -117,30 +117,30 @@ func TestSigningKeysRetireAndRevoke(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT signs_from FROM signing_keys WHERE kid = $1`, second).Scan(&secondSignsFrom); err != nil {
 		t.Fatal(err)
 	}
-	clock.now = clock.now.Add(KeyCacheAge)
-	if got, err := keys.Verifying(ctx, first.KID); err != nil || !got.RetiredAt.Equal(secondSignsFrom) || got.Lifetimes != short {
+	clock.now = clock.now.Add(keys.KeyCacheAge)
+	if got, err := signing.Verifying(ctx, first.KID); err != nil || !got.RetiredAt.Equal(secondSignsFrom) || got.Lifetimes != short {
 		t.Fatalf("first key: got %+v (%v), want retired at %v with lifetimes %v", got, err, secondSignsFrom, short)
 	}
-	if got, err := keys.Verifying(ctx, second); err != nil || !got.RetiredAt.IsZero() || got.Lifetimes != testLifetimes {
+	if got, err := signing.Verifying(ctx, second); err != nil || !got.RetiredAt.IsZero() || got.Lifetimes != testLifetimes {
 		t.Fatalf("second key: got %+v (%v), want not retired, lifetimes %v", got, err, testLifetimes)
 	}
 
-	third, revoked, err := RotateKey(ctx, pool, master, true, testLifetimes)
+	third, revoked, err := keys.RotateKey(ctx, pool, master, true, testLifetimes)
 	if err != nil || len(revoked) != 2 || !(revoked[0] == first.KID && revoked[1] == second || revoked[0] == second && revoked[1] == first.KID) {
 		t.Fatalf("rotate --revoke-previous: got %v %v, want %s and %s revoked", revoked, err, first.KID, second)
 	}
 	// Within its cache age the instance still knows the revoked keys...
-	if _, err := keys.Verifying(ctx, second); err != nil {
+	if _, err := signing.Verifying(ctx, second); err != nil {
 		t.Fatalf("second key within the cache age: %v", err)
 	}
 	// ...and after it, they are unknown, and the new key signs at once.
-	clock.now = clock.now.Add(KeyCacheAge)
+	clock.now = clock.now.Add(keys.KeyCacheAge)
 	for _, kid := range []string{first.KID, second} {
-		if _, err := keys.Verifying(ctx, kid); domain.ErrorKind(err) != domain.Unauthenticated {
+		if _, err := signing.Verifying(ctx, kid); domain.ErrorKind(err) != domain.Unauthenticated {
 			t.Errorf("revoked key %s: got %v, want Unauthenticated", kid, err)
 		}
 	}
-	if got, err := keys.Signing(ctx); err != nil || got.KID != third {
+	if got, err := signing.Signing(ctx); err != nil || got.KID != third {
 		t.Fatalf("current key: got %s %v, want %s", got.KID, err, third)
 	}
 }
@@ -149,20 +149,20 @@ func TestSigningKeysRetireAndRevoke(t *testing.T) {
 // that starts; later instances change nothing.
 func TestEnsureKeyGivesOldKeysLifetimes(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
-	pool := mustMigrated(t, 2)
-	master := mustMasterKeys(t)
+	ctx := testenv.Context(t, 30*time.Second)
+	pool := storetest.Migrated(t, 2)
+	master := storetest.MasterKeys(t)
 	if _, err := pool.Exec(ctx, `INSERT INTO signing_keys (kid, clear_secret, signs_from) VALUES ('old', '\x00', now())`); err != nil {
 		t.Fatal(err)
 	}
-	if err := EnsureKey(ctx, pool, master, testLifetimes); err != nil {
+	if err := keys.EnsureKey(ctx, pool, master, testLifetimes); err != nil {
 		t.Fatal(err)
 	}
-	if err := EnsureKey(ctx, pool, master, TokenLifetimes{Tenant: time.Second, User: time.Second}); err != nil {
+	if err := keys.EnsureKey(ctx, pool, master, keys.TokenLifetimes{Tenant: time.Second, User: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	var n int
-	var got TokenLifetimes
+	var got keys.TokenLifetimes
 	if err := pool.QueryRow(ctx, `SELECT count(*) OVER (), tenant_token_ttl, user_token_ttl FROM signing_keys`).Scan(&n, &got.Tenant, &got.User); err != nil || n != 1 || got != testLifetimes {
 		t.Errorf("keys: got %d with lifetimes %v (%v), want the old key alone with %v", n, got, err, testLifetimes)
 	}

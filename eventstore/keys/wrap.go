@@ -1,4 +1,4 @@
-package eventstore
+package keys
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func (t wrappedTable) setWrapped() string {
 // wrappedTables are the tables of keys stored wrapped.
 var wrappedTables = []wrappedTable{
 	{"signing_keys", "kid", "clear_secret", "wrapped_secret", signingKeyAAD},
-	{"sealing_keys", "kid", "clear_key", "wrapped_key", sealingKeyAAD},
+	{"sealing_keys", "kid", "clear_key", "wrapped_key", SealingKeyAAD},
 	{"server_keys", "purpose", "", "wrapped_key", serverKeyAAD},
 }
 
@@ -61,7 +61,7 @@ func WrapStoredKeys(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys)
 				return fmt.Errorf("wrap %s: %w", t.table, err)
 			}
 			for _, k := range clear {
-				kekID, wrapped := master.wrap(t.aad(k.KID), k.Secret)
+				kekID, wrapped := master.Wrap(t.aad(k.KID), k.Secret)
 				if _, err := tx.Exec(ctx, t.setWrapped(), k.KID, wrapped, kekID); err != nil {
 					return fmt.Errorf("wrap %s %s: %w", t.table, k.KID, err)
 				}
@@ -110,11 +110,11 @@ func RewrapKeys(ctx context.Context, pool *pgxpool.Pool, older, newer *MasterKey
 						opener = newer
 					}
 					var err error
-					if secret, err = opener.unwrap(*kekID, t.aad(kid), wrapped); err != nil {
+					if secret, err = opener.Unwrap(*kekID, t.aad(kid), wrapped); err != nil {
 						return err
 					}
 				}
-				_, w := newer.wrap(t.aad(kid), secret)
+				_, w := newer.Wrap(t.aad(kid), secret)
 				todo = append(todo, rewrapped{kid, w})
 				return nil
 			}); err != nil {

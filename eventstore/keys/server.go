@@ -1,4 +1,4 @@
-package eventstore
+package keys
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func (s *ServerKeys) Key(ctx context.Context, purpose string) ([]byte, error) {
 	// Every instance that finds none offers one; all read the winner's.
 	// Two statements: one would read from the snapshot it started with,
 	// missing a winner that committed meanwhile.
-	kekID, wrapped := s.master.wrap(serverKeyAAD(purpose), randomBytes(32))
+	kekID, wrapped := s.master.Wrap(serverKeyAAD(purpose), randomBytes(32))
 	if _, err := s.pool.Exec(ctx, `INSERT INTO server_keys (purpose, wrapped_key, kek_id) VALUES ($1, $2, $3) ON CONFLICT (purpose) DO NOTHING`,
 		purpose, wrapped, kekID); err != nil {
 		return nil, fmt.Errorf("store server key %s: %w", purpose, err)
@@ -43,7 +43,7 @@ func (s *ServerKeys) Key(ctx context.Context, purpose string) ([]byte, error) {
 	if err := s.pool.QueryRow(ctx, `SELECT wrapped_key, kek_id FROM server_keys WHERE purpose = $1`, purpose).Scan(&wrapped, &kekID); err != nil {
 		return nil, fmt.Errorf("load server key %s: %w", purpose, err)
 	}
-	key, err := s.master.unwrap(kekID, serverKeyAAD(purpose), wrapped)
+	key, err := s.master.Unwrap(kekID, serverKeyAAD(purpose), wrapped)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package eventstore
+package keys
 
 import (
 	"crypto/aes"
@@ -33,7 +33,7 @@ type MasterKeys struct {
 
 // ErrMasterKey means a stored key is wrapped with a master key this
 // process does not hold, or its wrapping was altered.
-var ErrMasterKey = errors.New("eventstore: stored key cannot be unwrapped with the master keys given")
+var ErrMasterKey = errors.New("keys: stored key cannot be unwrapped with the master keys given")
 
 // NewMasterKeys returns the master keys keks (each 32 bytes); the first
 // wraps.
@@ -139,16 +139,16 @@ func (m *MasterKeys) has(id string) bool {
 	return ok
 }
 
-// wrap encrypts secret for the row named by aad (table and key id, so a
+// Wrap encrypts secret for the row named by aad (table and key id, so a
 // wrapped key opens in its own row only), with the first master key.
-func (m *MasterKeys) wrap(aad string, secret []byte) (kekID string, wrapped []byte) {
+func (m *MasterKeys) Wrap(aad string, secret []byte) (kekID string, wrapped []byte) {
 	aead := m.byID[m.ids[0]]
 	nonce := randomBytes(aead.NonceSize())
 	return m.ids[0], aead.Seal(nonce, nonce, secret, []byte(aad))
 }
 
-// unwrap decrypts what wrap wrote for aad under master key kekID.
-func (m *MasterKeys) unwrap(kekID, aad string, wrapped []byte) ([]byte, error) {
+// Unwrap decrypts what Wrap wrote for aad under master key kekID.
+func (m *MasterKeys) Unwrap(kekID, aad string, wrapped []byte) ([]byte, error) {
 	aead, ok := m.byID[kekID]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s is wrapped with master key %s; these are %v", ErrMasterKey, aad, kekID, m.ids)
@@ -163,7 +163,11 @@ func (m *MasterKeys) unwrap(kekID, aad string, wrapped []byte) ([]byte, error) {
 	return secret, nil
 }
 
-// signingKeyAAD, sealingKeyAAD and serverKeyAAD bind a wrapped key to its row.
+// signingKeyAAD and serverKeyAAD bind a wrapped key to its row.
 func signingKeyAAD(kid string) string    { return "signing_keys " + kid }
-func sealingKeyAAD(kid string) string    { return "sealing_keys " + kid }
 func serverKeyAAD(purpose string) string { return "server_keys " + purpose }
+
+// SealingKeyAAD binds a wrapped sealing key to its row in sealing_keys.
+// Package sealing stores those keys; the binding is here because
+// WrapStoredKeys and RewrapKeys wrap the keys of every table.
+func SealingKeyAAD(kid string) string { return "sealing_keys " + kid }

@@ -1,4 +1,6 @@
-package eventstore
+// Package signin keeps the dashboard's sign-in throttle: the failed
+// sign-ins the lock-out counts, in Postgres beside the event store.
+package signin
 
 import (
 	"context"
@@ -11,13 +13,13 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// SignInThrottle counts failed dashboard sign-ins per address and client,
-// for the lock-out (domain.SignInLockout), in Postgres so every instance
-// sees the same counts.
-type SignInThrottle struct{ pool *pgxpool.Pool }
+// Throttle counts failed dashboard sign-ins per address and client, for
+// the lock-out (domain.SignInLockout), in Postgres so every instance sees
+// the same counts.
+type Throttle struct{ pool *pgxpool.Pool }
 
-// NewSignInThrottle returns the throttle over pool.
-func NewSignInThrottle(pool *pgxpool.Pool) *SignInThrottle { return &SignInThrottle{pool: pool} }
+// NewThrottle returns the throttle over pool.
+func NewThrottle(pool *pgxpool.Pool) *Throttle { return &Throttle{pool: pool} }
 
 // ReserveSignInAttempt admits a sign-in attempt at email from client
 // unless lockout refuses it given the failures after lockout.Since, and if
@@ -28,7 +30,7 @@ func NewSignInThrottle(pool *pgxpool.Pool) *SignInThrottle { return &SignInThrot
 // limits pass in a window; counting before the password check and
 // recording after it let 40 parallel guesses through a limit of 5.
 // Failures the window has passed are deleted on the way.
-func (s *SignInThrottle) ReserveSignInAttempt(ctx context.Context, email, client string, at time.Time, lockout domain.SignInLockout) (bool, error) {
+func (s *Throttle) ReserveSignInAttempt(ctx context.Context, email, client string, at time.Time, lockout domain.SignInLockout) (bool, error) {
 	admitted := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// One purge at a time: others skip it rather than wait, or
@@ -67,7 +69,7 @@ func (s *SignInThrottle) ReserveSignInAttempt(ctx context.Context, email, client
 // its success there). Those from other clients stay until the window has
 // passed them: the address's owner signing in must not hand a guesser
 // spread over many clients a fresh ceiling.
-func (s *SignInThrottle) ClearSignInFailures(ctx context.Context, email, client string) error {
+func (s *Throttle) ClearSignInFailures(ctx context.Context, email, client string) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM dashboard_sign_in_failures WHERE email = $1 AND client = $2`, email, client); err != nil {
 		return fmt.Errorf("clear sign-in failures: %w", err)
 	}

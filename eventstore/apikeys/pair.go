@@ -1,4 +1,4 @@
-package eventstore
+package apikeys
 
 import (
 	"crypto/rand"
@@ -7,11 +7,11 @@ import (
 	"encoding/hex"
 )
 
-// NewAPIKeyPair makes a public key id and a 256-bit secret, and the
+// NewPair makes a public key id and a 256-bit secret, and the
 // secret's SHA-256, which is all that is stored. A fast hash is enough
 // here: the secret is random, not a password, so it cannot be guessed from
 // its hash. ledgerctl and the partner dashboard both issue keys with it.
-func NewAPIKeyPair() (apiKey, secret, secretHash string) {
+func NewPair() (apiKey, secret, secretHash string) {
 	id := make([]byte, 12)
 	rand.Read(id)
 	sec := make([]byte, 32)

@@ -1,4 +1,4 @@
-package eventstore
+package signin
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/storetest"
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // TestSignInAttemptsInParallelRespectTheLimit: 40 attempts at one address
@@ -17,8 +19,8 @@ import (
 // address still is; a success clears the failures of its own client only.
 func TestSignInAttemptsInParallelRespectTheLimit(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
-	th := NewSignInThrottle(mustMigrated(t, 16))
+	ctx := testenv.Context(t, 30*time.Second)
+	th := NewThrottle(storetest.Migrated(t, 16))
 	now := time.Now()
 	lockout := domain.SignInLockout{Since: now.Add(-15 * time.Minute), PerClient: 5, PerAddress: 20, PerClientAllAddresses: 100}
 	reserve := func(email, client string) bool {
@@ -78,9 +80,9 @@ func TestSignInAttemptsInParallelRespectTheLimit(t *testing.T) {
 // attempt at any address; that attempt's own failure stays.
 func TestSignInFailuresExpireWithTheirWindow(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
-	pool := mustMigrated(t, 4)
-	th := NewSignInThrottle(pool)
+	ctx := testenv.Context(t, 30*time.Second)
+	pool := storetest.Migrated(t, 4)
+	th := NewThrottle(pool)
 	start := time.Now()
 	lockout := domain.SignInLockout{Since: start.Add(-15 * time.Minute), PerClient: 5, PerAddress: 20, PerClientAllAddresses: 100}
 	for i := range 50 {
@@ -107,8 +109,8 @@ func TestSignInFailuresExpireWithTheirWindow(t *testing.T) {
 // addresses: exactly 30 are admitted; another client still is.
 func TestSignInClientCeilingAcrossAddresses(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
-	th := NewSignInThrottle(mustMigrated(t, 16))
+	ctx := testenv.Context(t, 30*time.Second)
+	th := NewThrottle(storetest.Migrated(t, 16))
 	now := time.Now()
 	lockout := domain.SignInLockout{Since: now.Add(-15 * time.Minute), PerClient: 5, PerAddress: 20, PerClientAllAddresses: 30}
 	var admitted atomic.Int32
