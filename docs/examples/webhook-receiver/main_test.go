@@ -58,7 +58,7 @@ func TestReceiver(t *testing.T) {
 			req.Header.Set("webhook-id", "01a207e8-bb92-7f11-9fcf-31b155edab88")
 			req.Header.Set("webhook-timestamp", strconv.FormatInt(tc.at.Unix(), 10))
 			req.Header.Set("webhook-signature", tc.signature)
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := srv.Client().Do(req) // its own transport: another subtest's srv.Close closes DefaultTransport's connections
 			if err != nil {
 				t.Fatal(err)
 			}
