@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 )
 
@@ -79,6 +80,12 @@ func isTLS(err error) bool {
 // refused, reset, closed, unreachable, or cut short by a shutdown. These
 // read the same.
 func isConnectionLost(err error) bool {
+	// net/http's own word for a connection the target closed before it
+	// answered, when it had already taken the connection for idle; its
+	// error value is not exported, so its text is the only handle.
+	if strings.HasSuffix(err.Error(), "http: server closed idle connection") {
+		return true
+	}
 	return is[*net.OpError](err) || errors.Is(err, context.Canceled) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)

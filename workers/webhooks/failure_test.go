@@ -2,9 +2,13 @@ package webhooks
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -101,5 +105,25 @@ func TestDeliverCanceledIsConnectionFailed(t *testing.T) {
 	a := NewClient(time.Second, true).Deliver(ctx, r.URL, testSecret, "evt_1", testBody, testNow)
 	if a.Delivered || a.Err != FailureConnectionFailed {
 		t.Errorf("Attempt = %+v, want %s", a, FailureConnectionFailed)
+	}
+}
+
+// A target that closes the connection before answering reads as a lost
+// connection whichever way net/http reports it: an EOF, a reset, or (now
+// and then, when the transport had taken the fresh connection for idle)
+// its unexported "server closed idle connection".
+func TestClassifyClosedConnections(t *testing.T) {
+	for _, err := range []error{
+		&url.Error{Op: "Post", URL: "http://127.0.0.1:1/", Err: io.EOF},
+		&url.Error{Op: "Post", URL: "http://127.0.0.1:1/", Err: syscall.ECONNRESET},
+		&url.Error{Op: "Post", URL: "http://127.0.0.1:1/", Err: errors.New("http: server closed idle connection")},
+	} {
+		if got := classify(err, true); got != FailureConnectionFailed {
+			t.Errorf("classify(%v): got %q, want %q", err, got, FailureConnectionFailed)
+		}
+	}
+	malformed := &url.Error{Op: "Post", URL: "http://127.0.0.1:1/", Err: errors.New(`net/http: HTTP/1.x transport connection broken: malformed HTTP response "INFO {}"`)}
+	if got := classify(malformed, true); got != FailureInvalidResponse {
+		t.Errorf("classify(%v): got %q, want %q", malformed, got, FailureInvalidResponse)
 	}
 }
