@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/domain/rawjson"
+	"github.com/ledger/ledger/projections"
 )
 
 // jsonObject is a JSON object by its top-level members, as the
@@ -212,8 +213,8 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // stateChanges writes a payment event's changes into the payment's state
-// (domain.WritePaymentChanges: `state || jsonOf(changes)`), each value's
-// JSON written directly into the folder's arena, the same value as jsonOf
+// (domain.WritePaymentChanges: `state || projections.JSONOf(changes)`), each value's
+// JSON written directly into the folder's arena, the same value as projections.JSONOf
 // gives (encoding/json's reflection was a twentieth of a rebuild's Go
 // time, and the status lines alone another twentieth). The deliveries
 // queued before the first change get their copy of the state first.
@@ -295,7 +296,7 @@ func appendJSONDecimal(b []byte, d decimal.Decimal) []byte {
 func appendJSONTime(b []byte, t time.Time) []byte {
 	_, offset := t.Zone()
 	if y := t.Year(); y < 0 || y > 9999 || offset%60 != 0 {
-		return append(b, jsonOf(t)...)
+		return append(b, projections.JSONOf(t)...)
 	}
 	return append(t.AppendFormat(append(b, '"'), time.RFC3339Nano), '"')
 }

@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/eventstore/testenv"
+	"github.com/ledger/ledger/projections"
 )
 
 // fixture is a migrated database of the test's own with the event store
@@ -33,7 +34,7 @@ type fixture struct {
 	ctx      context.Context
 	pool     *pgxpool.Pool
 	store    *eventstore.Store
-	reader   *Reader
+	reader   *projections.Reader
 	mu       sync.Mutex
 	versions map[uuid.UUID]int // streams appended by append, and their versions
 }
@@ -53,10 +54,10 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(pool.Close)
 	if err := eventstore.Migrate(ctx, pool, eventstore.Migrations,
-		eventstore.MigrationSet{Component: "projections", FS: Migrations}); err != nil {
+		eventstore.MigrationSet{Component: "projections", FS: projections.Migrations}); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, ctx: ctx, pool: pool, store: eventstore.New(pool, Projector{}, nil), reader: NewReader(pool),
+	return &fixture{t: t, ctx: ctx, pool: pool, store: eventstore.New(pool, projections.Projector{}, nil), reader: projections.NewReader(pool),
 		versions: map[uuid.UUID]int{}}
 }
 
