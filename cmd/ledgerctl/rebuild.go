@@ -32,7 +32,7 @@ type rebuildResult struct {
 
 // projectionsRebuild is `ledgerctl projections rebuild [NAME]`: the read
 // models are replayed from the events into shadow tables and swapped in
-// with a lock of a few milliseconds (rebuild.Rebuild). Progress goes to
+// with a lock of a few milliseconds (rebuild.Run). Progress goes to
 // stderr, the result to stdout.
 func projectionsRebuild(ctx context.Context, db *database, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("projections rebuild", flag.ContinueOnError)
@@ -57,11 +57,11 @@ func projectionsRebuild(ctx context.Context, db *database, args []string, stdout
 	if !slices.Contains(rebuild.GroupNames(), name) {
 		return fmt.Errorf("unknown read model %q: one of %s", name, strings.Join(rebuild.GroupNames(), ", "))
 	}
-	defer rebuild.WithRebuildGC()()
+	defer rebuild.WithGC()()
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	stats, err := rebuild.RebuildWith(ctx, db.pool, name, rebuild.RebuildOptions{ViaProjector: *via,
+	stats, err := rebuild.RunWith(ctx, db.pool, name, rebuild.Options{ViaProjector: *via,
 		Progress: func(p rebuild.Progress) {
 			fmt.Fprintf(os.Stderr, "rebuild: %-8s %10d events  %6.1fs\n", p.Phase, p.Events, p.Elapsed.Seconds())
 		}})

@@ -26,7 +26,7 @@ import (
 // members as the projector's merge (jsonb's text) does. The state is
 // stored as json (migration 0014), so Postgres takes the members in any
 // order; when it was jsonb, members in order also spared its parser a
-// quicksort of every state, a tenth of its time in a rebuild.
+// quicksort of every state.
 type jsonObject struct {
 	members []jsonMember
 }
@@ -215,8 +215,8 @@ func appendJSONString(b []byte, s string) []byte {
 // stateChanges writes a payment event's changes into the payment's state
 // (domain.WritePaymentChanges: `state || projections.JSONOf(changes)`), each value's
 // JSON written directly into the folder's arena, the same value as projections.JSONOf
-// gives (encoding/json's reflection was a twentieth of a rebuild's Go
-// time, and the status lines alone another twentieth). The deliveries
+// gives (encoding/json's reflection was a visible share of a rebuild's Go
+// time, the status lines' as much again; figures: docs/performance.md, Replay). The deliveries
 // queued before the first change get their copy of the state first.
 type stateChanges struct {
 	s       *streamFold
@@ -303,8 +303,7 @@ func appendJSONTime(b []byte, t time.Time) []byte {
 
 // jsonArena hands out the JSON values the fold writes into a payment's
 // state (a member an event changes, the grown statusLogs) from shared
-// chunks: each was an allocation of its own, some three and a half million
-// for a million events. A value stays valid as long as anything refers to
+// chunks: each was an allocation of its own, several an event. A value stays valid as long as anything refers to
 // it: a chunk's bytes are never written again once handed out.
 type jsonArena struct {
 	chunk []byte
