@@ -1,6 +1,9 @@
 // Package rebuild rebuilds read models (STYLE §5): the events are
 // replayed from the start into shadow tables, which then replace the live
-// ones in one short transaction while ledgerd keeps serving.
+// ones in one short transaction while ledgerd keeps serving. The read
+// models themselves (their tables, migrations and the projector's
+// statements) are package projections; this package imports it and it
+// knows nothing of the rebuild.
 //
 //  1. Shadow tables. A schema rebuild_<random> gets a copy of each table of
 //     the group: CREATE TABLE ... (LIKE public.t INCLUDING ALL EXCLUDING
@@ -53,11 +56,11 @@
 //     ACCESS EXCLUSIVE lock on that one too (documents), which the swap
 //     avoids.
 //
-// The bulk round's snapshot stays open while it runs (its duration for a
+// The bulk round's snapshot stays open while it runs (how long for a
 // history of a given length: docs/performance.md, Replay), holding back
-// vacuum's horizon meanwhile. Memory is one
-// page of events, one stream's rows per fold worker and a few COPY chunks:
-// flat in the number of events (a single stream's events are held whole).
+// vacuum's horizon meanwhile. Memory is one page of events, one stream's
+// rows per fold worker and a few COPY chunks: flat in the number of events
+// (a single stream's events are held whole).
 //
 // Foreign keys: LIKE copies none. Those between tables of the group
 // (kyc_documents and momo_accounts -> users, api_keys -> tenants,
