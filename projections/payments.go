@@ -97,13 +97,13 @@ func mergePayment(b *pgx.Batch, r domain.Record, e domain.Event, delivery bool) 
 	status := domain.StatusOf(e)
 	entry := "[]"
 	if line != nil {
-		entry = "[" + jsonOf(line) + "]"
+		entry = "[" + JSONOf(line) + "]"
 	}
 	update := `UPDATE payments SET state = (SELECT jsonb_set(s || $1::jsonb, '{statusLogs}', (s->'statusLogs') || $2::jsonb)
 				FROM (SELECT state::jsonb OFFSET 0) AS stored(s)),
 			status = coalesce(nullif($3, ''), status), version = $4, updated_at = $5
 		WHERE id = $6`
-	args := []any{jsonOf(changes), entry, status, r.StreamVersion, r.RecordedAt, r.StreamID}
+	args := []any{JSONOf(changes), entry, status, r.StreamVersion, r.RecordedAt, r.StreamID}
 	if !delivery {
 		b.Queue(update, args...)
 		return

@@ -1,6 +1,7 @@
 // Package projections keeps the read models that serve the API's GETs. They
 // are written inline, in the transaction that appends the events, so a write
-// is visible to the next read; each can be rebuilt from the events.
+// is visible to the next read; each can be rebuilt from the events
+// (package projections/rebuild).
 package projections
 
 import (

@@ -22,7 +22,7 @@ func projectUser(b *pgx.Batch, r domain.Record, e domain.Event) {
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
 			e.UserID, r.TenantID, r.ID, e.Email, e.Name, e.Role, domain.UserActive, r.StreamVersion, r.RecordedAt)
 	case domain.UserUpdated:
-		touch(`details = $4, `, jsonOf(e.UserDetails))
+		touch(`details = $4, `, JSONOf(e.UserDetails))
 	case domain.UserVerificationChanged:
 		touch(`is_verified = $4, `, e.IsVerified)
 	case domain.UserDisabled:
@@ -30,7 +30,7 @@ func projectUser(b *pgx.Batch, r domain.Record, e domain.Event) {
 	case domain.ProfileUpdated:
 		touch(`name = $4, company_name = $5, phone_number = $6,
 			details = details || jsonb_build_object('sector', $7::text, 'firstName', $8::text, 'address', $9::jsonb), `,
-			e.Name, e.CompanyName, e.PhoneNumber, e.Sector, e.FirstName, jsonOf(e.Address))
+			e.Name, e.CompanyName, e.PhoneNumber, e.Sector, e.FirstName, JSONOf(e.Address))
 	case domain.MomoAccountAdded:
 		b.Queue(`INSERT INTO momo_accounts (id, tenant_id, user_id, label, phone_number, mobile_network, country_code, added_version)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, e.AccountID, r.TenantID, r.StreamID, e.Label, e.PhoneNumber,
@@ -54,9 +54,10 @@ func projectUser(b *pgx.Batch, r domain.Record, e domain.Event) {
 	}
 }
 
-// jsonOf encodes v for a jsonb parameter. The values are the domain's own
-// structs, which always encode.
-func jsonOf(v any) string {
+// JSONOf encodes v for a jsonb parameter. The values are the domain's own
+// structs, which always encode. The rebuild's fold must write the same
+// jsonb, and calls this for the values it does not encode itself.
+func JSONOf(v any) string {
 	raw, _ := json.Marshal(v)
 	return string(raw)
 }

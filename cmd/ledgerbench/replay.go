@@ -20,12 +20,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/cmd/internal/benchkit"
-	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/projections/rebuild"
 )
 
 // The replay mode (issue 6's benchmark): for each history size, seed that
 // many events into a database of its own, then time `projections rebuild`
-// (every read model, projections.Rebuild, the code ledgerctl runs) and
+// (every read model, rebuild.Run, the code ledgerctl runs) and
 // report its events per second and this process's peak memory, so runs at
 // 100k and 1M events show whether memory stays flat in N.
 // After the rebuilds it runs `ledgerctl audit verify` (the built binary:
@@ -177,7 +177,7 @@ func measureReplay(ctx context.Context, cfg replayConfig, stderr io.Writer) (*re
 		Params: replayParams{DatabaseServer: redactURL(cfg.databaseURL), Sizes: cfg.sizes, Runs: cfg.runs,
 			Connections: cfg.connections, BatchEvents: cfg.batch, ViaProjector: cfg.via},
 		Notes: []string{
-			"rebuild = projections.Rebuild(\"all\"), what ledgerctl projections rebuild runs: shadow tables, bulk replay (the fold and COPY, or with -via-projector the projector's statements), indexes and foreign keys, catch-up, locked swap",
+			"rebuild = rebuild.Run(\"all\"), what ledgerctl projections rebuild runs: shadow tables, bulk replay (the fold and COPY, or with -via-projector the projector's statements), indexes and foreign keys, catch-up, locked swap",
 			"events are seeded sequenced (positions and hash chains) with COPY; the read models start empty, so the first rebuild fills them and later ones replace full ones",
 			"memory is this process's (Postgres's is not counted); peak RSS is VmHWM after writing 5 to /proc/self/clear_refs",
 		}}
@@ -299,10 +299,10 @@ func timeRebuild(ctx context.Context, pool *pgxpool.Pool, cfg replayConfig, stde
 		}
 	}
 	mem := watchMemory()
-	restoreGC := projections.WithRebuildGC() // as ledgerctl projections rebuild runs
-	stats, err := projections.RebuildWith(ctx, pool, "all", projections.RebuildOptions{
+	restoreGC := rebuild.WithGC() // as ledgerctl projections rebuild runs
+	stats, err := rebuild.RunWith(ctx, pool, "all", rebuild.Options{
 		Connections: cfg.connections, BatchEvents: cfg.batch, ViaProjector: cfg.via,
-		Progress: func(p projections.Progress) {
+		Progress: func(p rebuild.Progress) {
 			fmt.Fprintf(stderr, "  %-8s %9d events  %6.1fs\n", p.Phase, p.Events, p.Elapsed.Seconds())
 		}})
 	restoreGC()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ledger/ledger/eventstore/eventrow"
 	"github.com/ledger/ledger/eventstore/pguuid"
-	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/projections/rebuild"
 )
 
 // auditSnapshot is a set of connections that see one and the same state of
@@ -67,7 +67,7 @@ func openAuditSnapshot(ctx context.Context, cfg *pgx.ConnConfig, n int) (*auditS
 // readModelTables are the tables of every read model a rebuild swaps.
 func readModelTables() []string {
 	var tables []string
-	for _, g := range projections.Groups {
+	for _, g := range rebuild.Groups {
 		for _, t := range g.Tables {
 			tables = append(tables, "public."+t)
 		}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/projections/rebuild"
 )
 
 // usageText lists every command with its one-line help.
@@ -78,7 +78,7 @@ func commands() []command {
 		{"keys rotate-master", "keys rotate-master --old FILE --new FILE",
 			"wrap every stored signing and sealing key with a new master key (every ledgerd must hold both first: LEDGER_MASTER_KEY_FILE=NEW,OLD)", keysRotateMaster},
 		{"projections rebuild", "projections rebuild [NAME] [--via-projector] [--json]",
-			"rebuild read models (all, or " + strings.Join(projections.GroupNames()[1:], ", ") +
+			"rebuild read models (all, or " + strings.Join(rebuild.GroupNames()[1:], ", ") +
 				") from the first event into shadow tables, swapped in while ledgerd serves",
 			projectionsRebuild},
 	}

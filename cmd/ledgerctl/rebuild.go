@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/projections/rebuild"
 )
 
 // rebuildResult is what `projections rebuild --json` prints.
@@ -32,7 +32,7 @@ type rebuildResult struct {
 
 // projectionsRebuild is `ledgerctl projections rebuild [NAME]`: the read
 // models are replayed from the events into shadow tables and swapped in
-// with a lock of a few milliseconds (projections.Rebuild). Progress goes to
+// with a lock of a few milliseconds (rebuild.Run). Progress goes to
 // stderr, the result to stdout.
 func projectionsRebuild(ctx context.Context, db *database, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("projections rebuild", flag.ContinueOnError)
@@ -52,17 +52,17 @@ func projectionsRebuild(ctx context.Context, db *database, args []string, stdout
 		name = rest[0]
 	case len(rest) > 0:
 		return fmt.Errorf("usage: ledgerctl projections rebuild [NAME] [--via-projector] [--json]; NAME is one of %s",
-			strings.Join(projections.GroupNames(), ", "))
+			strings.Join(rebuild.GroupNames(), ", "))
 	}
-	if !slices.Contains(projections.GroupNames(), name) {
-		return fmt.Errorf("unknown read model %q: one of %s", name, strings.Join(projections.GroupNames(), ", "))
+	if !slices.Contains(rebuild.GroupNames(), name) {
+		return fmt.Errorf("unknown read model %q: one of %s", name, strings.Join(rebuild.GroupNames(), ", "))
 	}
-	defer projections.WithRebuildGC()()
+	defer rebuild.WithGC()()
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	stats, err := projections.RebuildWith(ctx, db.pool, name, projections.RebuildOptions{ViaProjector: *via,
-		Progress: func(p projections.Progress) {
+	stats, err := rebuild.RunWith(ctx, db.pool, name, rebuild.Options{ViaProjector: *via,
+		Progress: func(p rebuild.Progress) {
 			fmt.Fprintf(os.Stderr, "rebuild: %-8s %10d events  %6.1fs\n", p.Phase, p.Events, p.Elapsed.Seconds())
 		}})
 	if err != nil {

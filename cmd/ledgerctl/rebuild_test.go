@@ -15,7 +15,7 @@ import (
 
 	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/eventstore/testenv"
-	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/projections/rebuild"
 )
 
 // rebuildEnv runs ledgerctl commands on a database of the test's own.
@@ -118,7 +118,7 @@ func TestProjectionsRebuildCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.run("projections", "rebuild", "--json")), &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.ReadModels) != len(projections.Groups) || res.Events != 8 || res.Rows["users"] != 2 || res.SwapAttempts != 1 {
+	if len(res.ReadModels) != len(rebuild.Groups) || res.Events != 8 || res.Rows["users"] != 2 || res.SwapAttempts != 1 {
 		t.Errorf("rebuild all: %+v", res)
 	}
 	if got := e.rows("users"); !equalRows(got, users) {

@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/domain/rawjson"
+	"github.com/ledger/ledger/projections"
 )
 
 // jsonObject is a JSON object by its top-level members, as the
@@ -25,7 +26,7 @@ import (
 // members as the projector's merge (jsonb's text) does. The state is
 // stored as json (migration 0014), so Postgres takes the members in any
 // order; when it was jsonb, members in order also spared its parser a
-// quicksort of every state, a tenth of its time in a rebuild.
+// quicksort of every state.
 type jsonObject struct {
 	members []jsonMember
 }
@@ -212,10 +213,10 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // stateChanges writes a payment event's changes into the payment's state
-// (domain.WritePaymentChanges: `state || jsonOf(changes)`), each value's
-// JSON written directly into the folder's arena, the same value as jsonOf
-// gives (encoding/json's reflection was a twentieth of a rebuild's Go
-// time, and the status lines alone another twentieth). The deliveries
+// (domain.WritePaymentChanges: `state || projections.JSONOf(changes)`), each value's
+// JSON written directly into the folder's arena, the same value as projections.JSONOf
+// gives (encoding/json's reflection was a visible share of a rebuild's Go
+// time, the status lines' as much again; figures: docs/performance.md, Replay). The deliveries
 // queued before the first change get their copy of the state first.
 type stateChanges struct {
 	s       *streamFold
@@ -295,15 +296,14 @@ func appendJSONDecimal(b []byte, d decimal.Decimal) []byte {
 func appendJSONTime(b []byte, t time.Time) []byte {
 	_, offset := t.Zone()
 	if y := t.Year(); y < 0 || y > 9999 || offset%60 != 0 {
-		return append(b, jsonOf(t)...)
+		return append(b, projections.JSONOf(t)...)
 	}
 	return append(t.AppendFormat(append(b, '"'), time.RFC3339Nano), '"')
 }
 
 // jsonArena hands out the JSON values the fold writes into a payment's
 // state (a member an event changes, the grown statusLogs) from shared
-// chunks: each was an allocation of its own, some three and a half million
-// for a million events. A value stays valid as long as anything refers to
+// chunks: each was an allocation of its own, several an event. A value stays valid as long as anything refers to
 // it: a chunk's bytes are never written again once handed out.
 type jsonArena struct {
 	chunk []byte

@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"context"
@@ -188,7 +188,7 @@ func (r *rebuilder) readStreams(ctx context.Context, q pgx.Tx, fn func([]domain.
 		// copied into the current buffer (a record keeps its slice, and so
 		// the buffer, alive as long as it needs it).
 		// Each row is scanned into its place in the page (a record of its
-		// own escaped to the heap, a million allocations), and its two
+		// own escaped to the heap, an allocation an event), and its two
 		// type names are the domain's shared strings.
 		var data, streamType, typ pgtype.DriverBytes
 		var buf []byte

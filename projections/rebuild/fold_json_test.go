@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"encoding/json"
@@ -12,11 +12,12 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/projections"
 )
 
 // TestMemberJSONIsJSONOf: the fold's direct encoding of a state member
 // (stateChanges) and of a status line is the JSON value the projector's
-// jsonOf sends, for every kind of value domain.WritePaymentChanges gives.
+// projections.JSONOf sends, for every kind of value domain.WritePaymentChanges gives.
 func TestMemberJSONIsJSONOf(t *testing.T) {
 	s := &streamFold{payment: &paymentRow{}, values: &jsonArena{}}
 	c := &stateChanges{s: s}
@@ -51,11 +52,11 @@ func TestMemberJSONIsJSONOf(t *testing.T) {
 		if err := json.Unmarshal(member, &got); err != nil {
 			t.Fatalf("%#v: the fold wrote %s: %v", v, member, err)
 		}
-		if err := json.Unmarshal([]byte(jsonOf(v)), &want); err != nil {
+		if err := json.Unmarshal([]byte(projections.JSONOf(v)), &want); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%#v: the fold wrote %s, jsonOf %s", v, member, jsonOf(v))
+			t.Errorf("%#v: the fold wrote %s, JSONOf %s", v, member, projections.JSONOf(v))
 		}
 	}
 }
@@ -71,9 +72,9 @@ func BenchmarkStatusLogLine(b *testing.B) {
 			appendStatusLine(buf, line)
 		}
 	})
-	b.Run("jsonOf", func(b *testing.B) {
+	b.Run("JSONOf", func(b *testing.B) {
 		for b.Loop() {
-			_ = jsonOf(line)
+			_ = projections.JSONOf(line)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/projections"
 )
 
 // tenants.go
@@ -74,7 +75,7 @@ func (s *streamFold) applyUser(r *domain.Record, e domain.Event) error {
 	}
 	switch e := e.(type) {
 	case domain.UserUpdated:
-		d, err := parseObject([]byte(jsonOf(e.UserDetails)))
+		d, err := parseObject([]byte(projections.JSONOf(e.UserDetails)))
 		if err != nil {
 			return err
 		}
@@ -89,7 +90,7 @@ func (s *streamFold) applyUser(r *domain.Record, e domain.Event) error {
 		first, _ := json.Marshal(e.FirstName)
 		u.details.set("sector", sector)
 		u.details.set("firstName", first)
-		u.details.set("address", json.RawMessage(jsonOf(e.Address)))
+		u.details.set("address", json.RawMessage(projections.JSONOf(e.Address)))
 	case domain.MomoAccountAdded:
 		for _, m := range s.momo {
 			if m.phone == e.PhoneNumber {

@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"cmp"
@@ -25,11 +25,10 @@ import (
 // indexes, then the ANALYZEs: the keys gate the rest, and two indexes of
 // one table build at once (CREATE INDEX takes a SHARE lock, which another
 // CREATE INDEX shares). A table's steps had been one job on one
-// connection: the payments' key, six indexes and ANALYZE (2.2 s for a
-// million events) were the whole phase while the other connection finished
-// the rest in 1.7 s and idled. Simulated with the step durations of a
-// 1M-event rebuild, shuffled by up to 30%, this order ends 1.1% above half
-// the steps' total on average (3.4% at worst), the per-table jobs 7.6%.
+// connection: the payments' key, six indexes and ANALYZE outlasted all the
+// other tables' steps together while the other connection idled. Dealt
+// out step by step, the phase ends close to half the steps' total
+// (figures: docs/performance.md, Replay).
 func (r *rebuilder) finishShadow(ctx context.Context) error {
 	var logged []string
 	var keySteps, indexSteps, analyzeSteps []*finishStep

@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"context"
@@ -20,8 +20,8 @@ import (
 // else. synchronous_commit is off for the bulk work; the swap turns it on.
 //
 // The large JSON values (a payment's state, and its copy in each pending
-// webhook delivery) are compressed with lz4 where the server has it: some 15% less
-// of the COPYs' CPU than pglz, and transparent to readers, since Postgres
+// webhook delivery) are compressed with lz4 where the server has it: less
+// of the COPYs' CPU than pglz (figures: docs/performance.md, Replay), and transparent to readers, since Postgres
 // records the method with each value.
 func (r *rebuilder) connect(ctx context.Context) error {
 	err := r.pool.QueryRow(ctx, `SELECT coalesce(bool_or('lz4' = ANY(enumvals)), false) FROM pg_settings
@@ -35,17 +35,15 @@ func (r *rebuilder) connect(ctx context.Context) error {
 		cfg.RuntimeParams["synchronous_commit"] = "off"
 		cfg.RuntimeParams["maintenance_work_mem"] = "256MB" // index builds sort in memory
 		// ANALYZE advises the kernel of every block it will sample, one
-		// posix_fadvise call each (50,541 for a million events). The
+		// posix_fadvise call each. The
 		// shadow tables were just written and are in the page cache, so
 		// the advice saves no wait and costs a system call per block.
 		cfg.RuntimeParams["maintenance_io_concurrency"] = "0"
 		// The apply connections build as many tables' indexes at once as
 		// there are connections; parallel workers on top of that compete
 		// for the same cores with their own start-up, sorted runs written
-		// to temporary files and merge. On two cores Postgres's CPU was
-		// 1.50-1.78 times the fold's with them and 1.55-1.69 without
-		// (1.70 and 1.62 on average; six of seven interleaved pairs of
-		// 1M-event rebuilds favoured none). A database server with cores
+		// to temporary files and merge. On two cores they saved nothing
+		// (figures: docs/performance.md, Replay). A database server with cores
 		// to spare can have them back: max_parallel_maintenance_workers
 		// in DATABASE_URL wins.
 		if _, set := cfg.RuntimeParams["max_parallel_maintenance_workers"]; !set {
@@ -143,8 +141,7 @@ type tableDef struct {
 // round through the projector gets them now; the fold's COPYs do not, and
 // a key built once over a loaded table costs less than one kept up row by
 // row in stream order, which is random order for the postings' and webhook
-// attempts' keys (their event ids): 1.3 s against 2.0 s for 1.4 million
-// postings. After the fold, finishShadow builds them with the indexes,
+// attempts' keys (their event ids; figures: docs/performance.md, Replay). After the fold, finishShadow builds them with the indexes,
 // before anything else writes the tables.
 func (r *rebuilder) createShadow(ctx context.Context) error {
 	defs, err := r.describe(ctx)

@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 
 // The fold: the bulk round's fast path.
 //
-// Replaying the projector's statements one by one costs Postgres about
-// 18 µs a statement (a payment's state is rewritten, TOAST and all,
-// by each of its events), some 4 statements an event: no more than 15,000
-// events a second on two cores. The fold instead reads the events in
+// Replaying the projector's statements one by one costs Postgres a
+// statement's work several times an event (a payment's state is
+// rewritten, TOAST and all, by each of its events; figures: docs/performance.md, Replay).
+// The fold instead reads the events in
 // stream order, keeps one stream's rows in memory, applies each event to
 // them exactly as the projector's statements would (the same domain
 // functions decide: Decode, WritePaymentChanges, StatusOf, PostingsOf), and
@@ -32,7 +32,7 @@ import (
 // catch-up rounds and the locked tail always use the projector.
 // TestRebuildReproducesEveryGroup checks both paths against the inline
 // projection, over a fixture that must hold every registered event type,
-// so the fold cannot drift from projector.go unnoticed: a change to a
+// so the fold cannot drift from the projections' statements unnoticed: a change to a
 // projection statement must be mirrored here. A table the fold does not
 // know at all (a new read model) makes the bulk round use the projector.
 
@@ -178,14 +178,12 @@ type copyJob struct {
 // buffer of up to 1000 rows or 64 kB, and creates the buffer's tuple slots
 // anew for every statement, each slot registered with its resource owner
 // at a cost that grows with the slots already registered (they all pin the
-// same tuple descriptor, which Postgres 15 files under one hash bucket):
-// at 2000 rows a statement, making and dropping slots was 7% of Postgres's
-// time in a 1M-event rebuild, nearly all for the narrow rows of the
-// postings (then a row a line) and webhook_attempts (a buffer of a
-// payment's 2 kB state holds some 30), and 1.6% at 16000. Narrow rows go
-// in long statements; rows holding a JSON document keep short ones: a
-// chunk of 16000 payments (some 35 MB) made the Go collector run three
-// times as often under the rebuild's memory limit.
+// same tuple descriptor, which Postgres 15 files under one hash bucket),
+// which short statements pay mostly for narrow rows (a buffer holds few
+// rows carrying a payment's state). Narrow rows go in long statements;
+// rows holding a JSON document keep short ones: long chunks of them made
+// the Go collector run far more often under the rebuild's memory limit.
+// Figures: docs/performance.md, Replay.
 const (
 	copyChunk       = 2000
 	copyChunkNarrow = 16000

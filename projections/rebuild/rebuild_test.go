@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/eventstore/testenv"
+	"github.com/ledger/ledger/projections"
 )
 
 // fixture is a migrated database of the test's own with the event store
@@ -33,7 +34,7 @@ type fixture struct {
 	ctx      context.Context
 	pool     *pgxpool.Pool
 	store    *eventstore.Store
-	reader   *Reader
+	reader   *projections.Reader
 	mu       sync.Mutex
 	versions map[uuid.UUID]int // streams appended by append, and their versions
 }
@@ -53,10 +54,10 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(pool.Close)
 	if err := eventstore.Migrate(ctx, pool, eventstore.Migrations,
-		eventstore.MigrationSet{Component: "projections", FS: Migrations}); err != nil {
+		eventstore.MigrationSet{Component: "projections", FS: projections.Migrations}); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, ctx: ctx, pool: pool, store: eventstore.New(pool, Projector{}, nil), reader: NewReader(pool),
+	return &fixture{t: t, ctx: ctx, pool: pool, store: eventstore.New(pool, projections.Projector{}, nil), reader: projections.NewReader(pool),
 		versions: map[uuid.UUID]int{}}
 }
 
@@ -395,12 +396,12 @@ func (f *fixture) leftovers() []string {
 
 func (f *fixture) rebuild(group string) Stats {
 	f.t.Helper()
-	return f.rebuildWith(group, RebuildOptions{})
+	return f.rebuildWith(group, Options{})
 }
 
-func (f *fixture) rebuildWith(group string, opt RebuildOptions) Stats {
+func (f *fixture) rebuildWith(group string, opt Options) Stats {
 	f.t.Helper()
-	stats, err := RebuildWith(f.ctx, f.pool, group, opt)
+	stats, err := RunWith(f.ctx, f.pool, group, opt)
 	if err != nil {
 		f.t.Fatalf("rebuild %s: %v", group, err)
 	}
@@ -465,7 +466,7 @@ func TestRebuildReproducesEveryGroup(t *testing.T) {
 	for _, via := range []bool{false, true} {
 		for _, name := range GroupNames() {
 			what := fmt.Sprintf("rebuilding %s (via projector: %v)", name, via)
-			stats := f.rebuildWith(name, RebuildOptions{ViaProjector: via})
+			stats := f.rebuildWith(name, Options{ViaProjector: via})
 			sameDump(t, "after "+what, want, f.dump(tables))
 			if got := f.schema(tables); !slices.Equal(got, wantSchema) {
 				t.Errorf("after %s the schema differs:\n got %s\nwant %s", what, strings.Join(got, "\n"), strings.Join(wantSchema, "\n"))
@@ -569,7 +570,7 @@ func TestRebuildWhileAppending(t *testing.T) {
 	for _, via := range []bool{false, true} {
 		t.Run(fmt.Sprintf("via projector %v", via), func(t *testing.T) {
 			t.Parallel()
-			rebuildWhileAppending(t, RebuildOptions{ViaProjector: via})
+			rebuildWhileAppending(t, Options{ViaProjector: via})
 		})
 	}
 }
@@ -600,7 +601,7 @@ func loadAll(counters []*atomic.Int64) []int64 {
 	return ns
 }
 
-func rebuildWhileAppending(t *testing.T, opt RebuildOptions) {
+func rebuildWhileAppending(t *testing.T, opt Options) {
 	f := newFixture(t)
 	worlds := []world{f.seedTenant(0), f.seedTenant(1)}
 	f.relay(t)
@@ -765,7 +766,7 @@ func TestRebuildWaitsForALongReader(t *testing.T) {
 	timer := time.AfterFunc(30*time.Second, done)
 	defer timer.Stop()
 	swaps := 0
-	stats := f.rebuildWith("payments", RebuildOptions{Progress: func(p Progress) {
+	stats := f.rebuildWith("payments", Options{Progress: func(p Progress) {
 		if p.Phase == "swap" {
 			if swaps++; swaps == 2 {
 				done()
@@ -788,7 +789,7 @@ func TestRebuildShadowTablesAreNotAutovacuumed(t *testing.T) {
 	f.seedTenant(0)
 	f.sequence(50)
 	var checked int
-	f.rebuildWith("all", RebuildOptions{Progress: func(p Progress) {
+	f.rebuildWith("all", Options{Progress: func(p Progress) {
 		if p.Phase != "swap" || checked > 0 {
 			return
 		}
@@ -833,14 +834,14 @@ func TestRebuildRefuses(t *testing.T) {
 	f := newFixture(t)
 	f.seedTenant(0)
 	want := f.dump(allTables())
-	if _, err := Rebuild(f.ctx, f.pool, "balances", nil); err == nil || !strings.Contains(err.Error(), "unknown read model") {
+	if _, err := Run(f.ctx, f.pool, "balances", nil); err == nil || !strings.Contains(err.Error(), "unknown read model") {
 		t.Errorf("unknown group: %v", err)
 	}
 
 	if _, err := f.pool.Exec(f.ctx, `CREATE TABLE user_notes (user_id uuid REFERENCES users (id))`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Rebuild(f.ctx, f.pool, "users", nil); err == nil || !strings.Contains(err.Error(), "user_notes") {
+	if _, err := Run(f.ctx, f.pool, "users", nil); err == nil || !strings.Contains(err.Error(), "user_notes") {
 		t.Errorf("foreign key from outside the group: %v", err)
 	}
 	if _, err := f.pool.Exec(f.ctx, `DROP TABLE user_notes`); err != nil {
@@ -860,12 +861,12 @@ func TestRebuildRefuses(t *testing.T) {
 		VALUES ($1, $2, 'user', $3, 1, 'user.created', 1, $4, '{}', now())`, bad, tenant, bad, string(data)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Rebuild(f.ctx, f.pool, "users", nil); err == nil || !strings.Contains(err.Error(), "users_tenant_id_email_key") {
+	if _, err := Run(f.ctx, f.pool, "users", nil); err == nil || !strings.Contains(err.Error(), "users_tenant_id_email_key") {
 		t.Errorf("unappliable event, fold: %v", err)
 	}
 	// One connection, so the replay order (seq order here) is the append
 	// order and the later event is the one refused.
-	_, err := RebuildWith(f.ctx, f.pool, "users", RebuildOptions{ViaProjector: true, Connections: 1})
+	_, err := RunWith(f.ctx, f.pool, "users", Options{ViaProjector: true, Connections: 1})
 	if err == nil || !strings.Contains(err.Error(), bad.String()) {
 		t.Errorf("unappliable event, via the projector: %v", err)
 	}
@@ -992,7 +993,7 @@ func TestRebuildLetsUploadsPass(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := RebuildWith(f.ctx, f.pool, "payments", RebuildOptions{})
+		_, err := RunWith(f.ctx, f.pool, "payments", Options{})
 		done <- err
 	}()
 	// Wait for the rebuild to reach the foreign key to documents.

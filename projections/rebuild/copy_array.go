@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"encoding/binary"
@@ -9,8 +9,8 @@ import (
 
 // The fold's array values: ledger_entries' posting lines. pgx's array
 // codec boxes every element into an interface and looks up its plan
-// again for every array, which cost the fold's process 0.6-0.8 s of CPU
-// a million events (5.6 million elements). The copier frames these two
+// again for every array, a cost paid for each of millions of elements
+// (figures: docs/performance.md, Replay). The copier frames these two
 // one-dimensional arrays itself, COPY's binary array format, each element
 // encoded by the connection's codec for the element type, its plan looked
 // up once a column.

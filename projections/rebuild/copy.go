@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 
 // The fold's COPYs. pgx's CopyFrom looks up the encode plan of every value
 // it sends (a map keyed by the value's type, and a reflection check for
-// nil first): a fifth of the fold's process's CPU went to CopyFrom, nearly
-// half of it to those lookups. A copyEncoder looks a column's plan up once
+// nil first), and those lookups were a large part of what CopyFrom cost
+// the fold's process (figures: docs/performance.md, Replay). A copyEncoder looks a column's plan up once
 // for each Go type the column meets, and otherwise writes what CopyFrom
 // writes: COPY's binary format, each value encoded by the connection's own
 // codecs (pgx's EncodePlan), sent through pgconn's CopyFrom.

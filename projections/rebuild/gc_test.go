@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"math"
@@ -15,12 +15,12 @@ func TestWithRebuildGC(t *testing.T) {
 
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
-	restore := WithRebuildGC()
-	if got := debug.SetGCPercent(RebuildGCPercent); got != RebuildGCPercent {
-		t.Errorf("during a rebuild the GC target is %d, want %d", got, RebuildGCPercent)
+	restore := WithGC()
+	if got := debug.SetGCPercent(GCPercent); got != GCPercent {
+		t.Errorf("during a rebuild the GC target is %d, want %d", got, GCPercent)
 	}
-	if got := debug.SetMemoryLimit(-1); got != RebuildMemoryLimit {
-		t.Errorf("during a rebuild the memory limit is %d, want %d", got, RebuildMemoryLimit)
+	if got := debug.SetMemoryLimit(-1); got != MemoryLimit {
+		t.Errorf("during a rebuild the memory limit is %d, want %d", got, MemoryLimit)
 	}
 	restore()
 	if got := debug.SetGCPercent(100); got != 100 {
@@ -32,7 +32,7 @@ func TestWithRebuildGC(t *testing.T) {
 
 	t.Setenv("GOGC", "50")
 	t.Setenv("GOMEMLIMIT", "1GiB")
-	restore = WithRebuildGC()
+	restore = WithGC()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("with GOGC set the rebuild changed the GC target to %d", got)
 	}

@@ -1,4 +1,4 @@
-package projections
+package rebuild
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/projections"
 )
 
 // statementTargets finds the tables a projection statement writes: a
@@ -49,7 +50,7 @@ func (r *rebuilder) newApplier(conn *pgx.Conn) *applier {
 func (a *applier) add(ctx context.Context, recs []domain.Record) error {
 	for _, rec := range recs {
 		before := len(a.batch.QueuedQueries)
-		if err := (Projector{}).Project(a.batch, []domain.Record{rec}); err != nil {
+		if err := (projections.Projector{}).Project(a.batch, []domain.Record{rec}); err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
 		kept := a.batch.QueuedQueries[:before]
