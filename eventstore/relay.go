@@ -94,8 +94,9 @@ func (c RelayConfig) withDefaults() RelayConfig {
 	if c.BatchSize == 0 {
 		// Large enough that a round's fixed cost (two round trips to
 		// sequence, one wait for acknowledgements) is spread over many events
-		// when appends saturate the machine: at 500 the relay fell behind 64
-		// writers on 2 CPUs and its lag grew to seconds. A round only grows
+		// when appends saturate the machine: with small rounds the relay
+		// falls behind the writers and its lag grows without bound
+		// (docs/performance.md, "Append"). A round only grows
 		// this large while there is a backlog, and stays below JetStream's
 		// 4,000 asynchronous publishes in flight (one round is in flight).
 		c.BatchSize = 2000

@@ -252,9 +252,9 @@ func replayOne(ctx, cleanup context.Context, cfg replayConfig, n int64, stderr i
 	for run := range cfg.runs {
 		// Each rebuild starts from a settled database, as the first does
 		// after the seeding's checkpoint: left to the checkpointer and the
-		// kernel, the previous rebuild's writes (some 1.3 GB of tables and
-		// WAL for a million events) were flushed during the next one, whose
-		// own WAL flushes then waited behind them.
+		// kernel, the previous rebuild's writes (its tables and WAL) were
+		// flushed during the next one, whose own WAL flushes then waited
+		// behind them.
 		if run > 0 {
 			if _, err := pool.Exec(ctx, `CHECKPOINT`); err != nil {
 				return size, fmt.Errorf("replay: checkpoint between rebuilds: %w", err)
