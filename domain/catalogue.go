@@ -12,12 +12,12 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Catalogue renders docs/events.md, the public event contract (issue 6,
-// contract §9): the envelope, the hash chain, versioning and personal
-// data, then every registered event type with its CloudEvents type, NATS
-// subject, fields (by reflection over its struct, with their ledger
-// annotations) and an example of its published data. TestEventCatalogue
-// keeps the file in step with the code.
+// Catalogue renders docs/events.md, the public event contract (contract
+// §9): the envelope, the hash chain, versioning and personal data, then
+// every registered event type with its CloudEvents type, NATS subject,
+// fields (by reflection over its struct, with their ledger annotations)
+// and an example of its published data. TestEventCatalogue keeps the file
+// in step with the code.
 func Catalogue() ([]byte, error) {
 	return eventTypes.catalogue()
 }

@@ -12,18 +12,19 @@ import (
 	"github.com/ledger/ledger/domain/rawjson"
 )
 
-// Fast decoding of the most frequent events. A settled payment's history
-// is mostly lifecycle events and webhook attempts, small objects of
-// strings, numbers, times and postings, which every rebuild, audit and
-// worker load decodes; encoding/json's reflection was over a quarter of a
-// rebuild's Go time. Each decoder here reads its event member by member
-// and accepts only the plainest form of each value: a string without
-// escapes or bytes outside printable ASCII, an integer without fraction or
-// exponent, a decimal as a quoted string, null only where the field is a
-// pointer or a slice, and no member it does not know (encoding/json also
-// matches names case-insensitively). Anything else gives false, and the
-// caller decodes with encoding/json, so whatever a fast decoder accepts,
-// encoding/json decodes to the same value (FuzzFastDecode checks it).
+// Fast decoding of the most frequent events. A settled payment's history is
+// mostly lifecycle events and webhook attempts, small objects of strings,
+// numbers, times and postings, which every rebuild, audit and worker load
+// decodes, and encoding/json's reflection was a large part of a rebuild's
+// Go time (docs/performance.md, "Replay"). Each decoder here reads its
+// event member by member and accepts only the plainest form of each value:
+// a string without escapes or bytes outside printable ASCII, an integer
+// without fraction or exponent, a decimal as a quoted string, null only
+// where the field is a pointer or a slice, and no member it does not know
+// (encoding/json also matches names case-insensitively). Anything else
+// gives false, and the caller decodes with encoding/json, so whatever a
+// fast decoder accepts, encoding/json decodes to the same value
+// (FuzzFastDecode checks it).
 var fastDecoders = map[string]func(data []byte) (Event, bool){
 	PaymentWebhookAttempted{}.EventType(): decodeWebhookAttempted,
 	PaymentDepositReceived{}.EventType():  decodeDepositReceived,

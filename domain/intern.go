@@ -84,10 +84,10 @@ func Intern(b []byte) string {
 
 // internTable holds the interned strings for Intern, in an open-addressing
 // table probed from internSlot. A rebuild interns every member name and
-// string value it reads (some 20 million for a million events), and the
-// map's lookup, which hashes every byte, was a twentieth of its Go CPU;
-// most values (ids, times, messages) are longer than any interned string
-// and need no lookup at all.
+// string value it reads (some 20 million for a million events), and a
+// map's lookup hashes every byte of each, which showed in a rebuild's
+// profile (docs/performance.md, "Replay"); most values (ids, times,
+// messages) are longer than any interned string and need no lookup at all.
 const internSlots = 1024 // more than four times the strings interned, so probes are short
 
 var (

@@ -51,9 +51,8 @@ import (
 
 // Defaults of the group commit: groups in flight at once (each holds one
 // connection for one round trip) and appends per group. With two in
-// flight the CPUs idled while both waited for their commit's fsync:
-// ledgerbench append at concurrency 64 appended 3-11% more with four, in
-// three interleaved runs of two, three and four (three was no better).
+// flight the CPUs idled while both waited for their commit's fsync; four
+// keep them busy during it (docs/performance.md, "Append").
 const (
 	defaultGroupLeaders = 4
 	defaultGroupSize    = 64

@@ -23,6 +23,13 @@ var Migrations = MigrationSet{Component: "eventstore", FS: migrationFiles}
 
 // MigrationSet is a component's numbered SQL files (NNNN_name.sql in a
 // "migrations" directory), applied in order, each once.
+//
+// A file runs in one transaction with the row that records it, so it is
+// applied whole or not at all. A file whose first line is the marker
+// "-- migrate: no transaction" runs outside one instead, for statements
+// Postgres refuses inside a transaction block, such as CREATE INDEX
+// CONCURRENTLY, which builds an index without holding writes for the
+// whole build. See runOutsideTransaction for what such a file must be.
 type MigrationSet struct {
 	Component string
 	FS        fs.FS
@@ -40,7 +47,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, sets ...MigrationSet) erro
 		return fmt.Errorf("migrate: acquire: %w", err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrateLockKey)); err != nil {
+	if err := lockMigrations(ctx, conn.Conn()); err != nil {
 		return fmt.Errorf("migrate: lock: %w", err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrateLockKey))
@@ -82,20 +89,28 @@ func applySet(ctx context.Context, conn *pgx.Conn, set MigrationSet) error {
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", set.Component, err)
 		}
-		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, string(sql)); err != nil {
-				return err
+		if outsideTransaction(string(sql)) {
+			err = runOutsideTransaction(ctx, conn, string(sql))
+			if err == nil {
+				_, err = conn.Exec(ctx, recordMigration, set.Component, version, base)
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (component, version, name) VALUES ($1, $2, $3)`,
-				set.Component, version, base)
-			return err
-		})
+		} else {
+			err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, string(sql)); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, recordMigration, set.Component, version, base)
+				return err
+			})
+		}
 		if err != nil {
 			return fmt.Errorf("migrate %s %s: %w", set.Component, base, err)
 		}
 	}
 	return nil
 }
+
+const recordMigration = `INSERT INTO schema_migrations (component, version, name) VALUES ($1, $2, $3)`
 
 // Pending reports whether any migration of sets is not applied yet (for /readyz).
 func Pending(ctx context.Context, pool *pgxpool.Pool, sets ...MigrationSet) (bool, error) {

@@ -94,8 +94,9 @@ func (c RelayConfig) withDefaults() RelayConfig {
 	if c.BatchSize == 0 {
 		// Large enough that a round's fixed cost (two round trips to
 		// sequence, one wait for acknowledgements) is spread over many events
-		// when appends saturate the machine: at 500 the relay fell behind 64
-		// writers on 2 CPUs and its lag grew to seconds. A round only grows
+		// when appends saturate the machine: with small rounds the relay
+		// falls behind the writers and its lag grows without bound
+		// (docs/performance.md, "Append"). A round only grows
 		// this large while there is a backlog, and stays below JetStream's
 		// 4,000 asynchronous publishes in flight (one round is in flight).
 		c.BatchSize = 2000
@@ -108,17 +109,18 @@ func (c RelayConfig) withDefaults() RelayConfig {
 		// a few events each: every round's fixed cost (two round trips to
 		// sequence, a commit and its fsync, a publish batch) was paid again
 		// for them. Waiting out 15 ms from a busy round's start gathers more
-		// events per round: ledgerbench append at concurrency 64 appended
-		// 3-9% more in three interleaved pairs, for a relay lag p99 of 50-62
-		// ms instead of 40-54.
+		// events per round, so the fixed cost is paid once for many: more
+		// appends for a somewhat longer relay lag (docs/performance.md,
+		// "Append").
 		c.BusyRound = 15 * time.Millisecond
 	}
 	if c.MaxIdleWait < c.PollInterval {
-		// An idle relay polled 200 times a second, a sequencing transaction
-		// each: 7% of a CPU for ledgerd and 4% for Postgres with nothing to
-		// do. Backing off to 50 ms costs nothing for this process's own
-		// appends (Wake starts a round at once); another process's wait at
-		// most that long to be sequenced when nothing else is going on.
+		// An idle relay polling every PollInterval runs a sequencing
+		// transaction each time: a steady share of a CPU for ledgerd and for
+		// Postgres with nothing to do. Backing off to 50 ms costs nothing
+		// for this process's own appends (Wake starts a round at once);
+		// another process's wait at most that long to be sequenced when
+		// nothing else is going on.
 		c.MaxIdleWait = max(50*time.Millisecond, c.PollInterval)
 	}
 	if c.LeaderRetry == 0 {

@@ -224,8 +224,8 @@ func (l *leadership) wait(ctx context.Context, start time.Time, idle bool) {
 	}
 	// Only a relay that has backed off is woken: the first wait after
 	// work gathers the commits of those few milliseconds into one
-	// round, where waking on each would run a round per append (8%
-	// fewer payments per second at one client, measured).
+	// round, where waking on each would run a round, and pay its fixed
+	// cost, per append (docs/performance.md, "Append").
 	wake := l.wake
 	if l.idleWait <= l.cfg.PollInterval {
 		wake = nil

@@ -49,7 +49,8 @@ func (q *Reader) Credential(ctx context.Context, key string) (domain.Credential,
 // A tenant token and a user token ask two different statements, rather than
 // one with "$3 IS NULL OR ...": Postgres plans that one afresh on every call
 // (a custom plan, which can drop the branch, always looked cheaper than the
-// generic one), and the planning cost six times its execution.
+// generic one), and planning a statement this small costs more than
+// running it (docs/performance.md, "Payments").
 func (q *Reader) PrincipalActive(ctx context.Context, tenantID uuid.UUID, apiKey string, userID uuid.UUID) (bool, error) {
 	var ok bool
 	var err error

@@ -11,9 +11,9 @@ import (
 // now (beginPayout), with their conversion time. Their transferring
 // message usually arrives meanwhile, and would read the payment's status,
 // then the payment, only to hand itself back for what is left of
-// PayoutGrace (takeOverPayout): in lifecycle runs at 200 payments/s, more
-// than half of the transferring messages did. While the payment is held
-// here that answer is known without the reads. A payment not held (paid
+// PayoutGrace (takeOverPayout), as most of them do under load
+// (docs/performance.md, "Lifecycle"). While the payment is held here that
+// answer is known without the reads. A payment not held (paid
 // out elsewhere, or its call over) is read as before.
 type payingHere struct {
 	mu       sync.Mutex

@@ -17,8 +17,8 @@ import (
 // the kind the service and a rebuild do, measured at the start of a run.
 // The same code takes the same time on the same machine, so when two
 // reports differ by as much as their references do, the machine's speed
-// changed, not the code: a shared machine here has run the same rebuild at
-// half its usual rate on some days, and this reference at twice its time.
+// changed, not the code: a shared machine's speed changes from day to day
+// (docs/performance.md, "Machines").
 func cpuReferenceMicros() float64 {
 	at := time.Date(2026, 10, 27, 11, 23, 17, 887e6, time.UTC)
 	sats := int64(84167)

@@ -135,10 +135,10 @@ type lifecyclePayments struct {
 	Error       string      `json:"error,omitempty"` // the request that stopped the phase
 }
 
-// lifecycleTargets are the issue's acceptance figures: success webhook p99
-// under 250 ms at 200 payments/s with zero payout delay, none lost or
-// duplicated, completions at least half the POST /payments rate, and each
-// sampled payment paid out exactly once.
+// lifecycleTargets are the lifecycle mode's acceptance targets: success
+// webhook p99 under 250 ms at 200 payments/s with zero payout delay, none
+// lost or duplicated, completions at least half the POST /payments rate,
+// and each sampled payment paid out exactly once.
 func lifecycleTargets(r lifecycleReport) []target {
 	l := r.Lifecycle
 	ts := []target{

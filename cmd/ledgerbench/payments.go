@@ -349,9 +349,9 @@ func waitRelay(ctx context.Context, pool *pgxpool.Pool, limit time.Duration) (ti
 	}
 }
 
-// paymentsTargets are the acceptance figures, at concurrency 64:
-// payments at least 35% of the raw INSERT rate, p99 under 50 ms, and
-// ledgerd's RSS under 300 MB.
+// paymentsTargets are the payments mode's acceptance targets, at
+// concurrency 64: payments at least 35% of the raw INSERT rate, p99 under
+// 50 ms, and ledgerd's RSS under 300 MB.
 func paymentsTargets(r paymentsReport) []target {
 	var ts []target
 	for _, l := range r.Levels {

@@ -23,7 +23,7 @@ import (
 	"github.com/ledger/ledger/projections/rebuild"
 )
 
-// The replay mode (issue 6's benchmark): for each history size, seed that
+// The replay mode: for each history size, seed that
 // many events into a database of its own, then time `projections rebuild`
 // (every read model, rebuild.Run, the code ledgerctl runs) and
 // report its events per second and this process's peak memory, so runs at
@@ -241,8 +241,9 @@ func replayOne(ctx, cleanup context.Context, cfg replayConfig, n int64, stderr i
 		size.Seed.Events, size.Seed.Payments, size.Seed.Tenants, size.Seed.Seconds, size.Seed.PerSecond)
 	// The rebuilds get connections of their own, as ledgerctl's process
 	// has: on the seeding's connections (one of which COPYed the whole
-	// history) the same rebuilds ran 6-8% slower, 89-93k events/s against
-	// 97-101k for a fresh pool or ledgerctl on the same database.
+	// history) the same rebuilds ran slower than on a fresh pool or in
+	// ledgerctl on the same database (docs/performance.md, "Replay"), and
+	// a benchmark measures the rebuild as an operator runs it.
 	pool.Close()
 	if pool, err = benchkit.OpenPool(ctx, cfg.databaseURL, size.Database, 8); err != nil {
 		return size, err
@@ -251,9 +252,9 @@ func replayOne(ctx, cleanup context.Context, cfg replayConfig, n int64, stderr i
 	for run := range cfg.runs {
 		// Each rebuild starts from a settled database, as the first does
 		// after the seeding's checkpoint: left to the checkpointer and the
-		// kernel, the previous rebuild's writes (some 1.3 GB of tables and
-		// WAL for a million events) were flushed during the next one, whose
-		// own WAL flushes then waited behind them.
+		// kernel, the previous rebuild's writes (its tables and WAL) were
+		// flushed during the next one, whose own WAL flushes then waited
+		// behind them.
 		if run > 0 {
 			if _, err := pool.Exec(ctx, `CHECKPOINT`); err != nil {
 				return size, fmt.Errorf("replay: checkpoint between rebuilds: %w", err)
@@ -508,9 +509,10 @@ func redactURL(u string) string {
 	return u
 }
 
-// replayTargets are the issue's: rebuild at 100,000 events/s or more (the
-// best run of the largest size), and memory flat in N (the largest size's
-// peak RSS within 1.5 times the smallest's, when two sizes ran).
+// replayTargets are the replay mode's acceptance targets: rebuild at
+// 100,000 events/s or more (the best run of the largest size), and memory
+// flat in N (the largest size's peak RSS within 1.5 times the smallest's,
+// when two sizes ran).
 func replayTargets(sizes []replaySize) []target {
 	if len(sizes) == 0 {
 		return nil

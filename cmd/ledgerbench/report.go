@@ -112,7 +112,7 @@ type relayRun struct {
 	LagP99Ms    float64 `json:"lagP99Ms"`
 }
 
-// target is one of the issue's acceptance figures.
+// target is one of the benchmarks' acceptance targets.
 type target struct {
 	Name string  `json:"name"`
 	Want string  `json:"want"`

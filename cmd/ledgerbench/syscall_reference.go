@@ -10,10 +10,10 @@ import (
 // (getppid) takes, in ns, measured at the start of a run. A rebuild makes
 // over a million system calls (Postgres reads and writes its pages 8 kB at
 // a time, and its socket likewise), and what each costs depends on the
-// machine far more than the CPU reference shows. A virtual machine here
-// (pti=on, no PCID, so the TLB is flushed at every kernel entry) took
-// 1.0 µs a getppid: that day the CPU reference was at its best and the same
-// rebuild ran at half the rate the reports of an earlier machine showed.
+// machine far more than the CPU reference shows: on a virtual machine
+// whose kernel flushes the TLB at every kernel entry (pti=on, no PCID), a
+// system call costs several times as much while the CPU reference can look
+// its best (docs/performance.md, "Machines").
 func syscallReferenceNanos() float64 {
 	r := testing.Benchmark(func(b *testing.B) {
 		for b.Loop() {

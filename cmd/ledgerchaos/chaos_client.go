@@ -80,9 +80,9 @@ func (c *chaosClient) do(ctx context.Context, method, path, token string, body [
 		if unanswered > 0 && unanswered < len(c.urls) {
 			// An instance that does not answer (killed, or gone for good)
 			// is skipped at once, as a load balancer would: waiting before
-			// the next instance made every third request of a long
-			// "instances" run, whose third process never comes back,
-			// sleep 100 ms, and verifying 12,000 writes took minutes.
+			// the next instance would make every request that reaches an
+			// instance gone for good sleep first, and a long run's
+			// verification would spend most of its time asleep.
 			continue
 		}
 		if time.Now().After(deadline) {

@@ -26,7 +26,7 @@ type auditReport struct {
 	Seconds          float64           `json:"seconds"`
 }
 
-// auditVerify is `ledgerctl audit verify` (contract §9, issue 6). It reads
+// auditVerify is `ledgerctl audit verify` (contract §9). It reads
 // one snapshot of the database on two connections at once: one walks the
 // hash chains in position order per tenant (auditChainCheck), the other replays
 // every stream through the domain and compares it with the read models and

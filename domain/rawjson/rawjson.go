@@ -117,8 +117,9 @@ func skipSpace(b []byte, i int) int {
 // whether it needs encoding/json to read it (escapes, or bytes beyond
 // ASCII, which it checks for valid UTF-8); -1 if it does not end. Eight
 // bytes at a time pass while none of them is a quote, a backslash or
-// beyond ASCII: walking strings byte by byte was a twelfth of a rebuild's
-// Go CPU (ids, times, messages and invoices are most of an event's bytes).
+// beyond ASCII: strings are most of an event's bytes (ids, times, messages
+// and invoices), so walking them byte by byte showed in a rebuild's profile
+// (docs/performance.md, "Replay").
 func skipString(b []byte, i int) (int, bool) {
 	special := false
 	j := i + 1

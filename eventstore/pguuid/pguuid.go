@@ -5,8 +5,9 @@
 // encode a string in binary (building an error with fmt), parses the
 // string back and only then writes the 16 bytes; and it scans one through
 // its sql.Scanner, formatting the 16 bytes it received as a string for
-// uuid.Scan to parse. Every id of every statement paid that: about 5% of
-// the write path's CPU. The codec here moves the 16 bytes as they are,
+// uuid.Scan to parse. Every id of every statement paid that, on the write
+// path's every append (its share of the CPU is in docs/performance.md,
+// "Append"). The codec here moves the 16 bytes as they are,
 // both ways, and leaves every other case to pgx's own.
 //
 // It is a package of its own so that projections (whose rebuild opens

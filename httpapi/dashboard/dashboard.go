@@ -1,4 +1,4 @@
-// Package dashboard is the partner dashboard (spec §5.1, issue 8): server-
+// Package dashboard is the partner dashboard (spec §5.1): server-
 // rendered pages under /dashboard for the people at a partner who do not
 // read JSON. It signs in a tenant's dashboard users, issues and revokes API
 // keys (the secret shown once), and shows payments (live, over Server-Sent

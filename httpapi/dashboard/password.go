@@ -14,7 +14,8 @@ import (
 
 // Dashboard passwords are hashed with argon2id (RFC 9106) at OWASP's
 // minimum settings (19 MiB, 2 passes, 1 lane): memory-hard, so a stolen
-// hash is expensive to guess at, yet a sign-in costs ~20 ms. The PHC string
+// hash is expensive to guess at, yet a sign-in costs one hash, which users
+// do not notice (docs/performance.md, "Dashboard"). The PHC string
 // records the parameters, so they can be raised without breaking old hashes.
 const (
 	argonTime    = 2
@@ -25,8 +26,9 @@ const (
 
 // argonSlots bounds the argon2 computations running at once in this
 // process. Each takes 19 MiB (more for a stored hash with higher settings),
-// and sign-in needs no account: 80 parallel attempts took a process from
-// 95 MB to 1.57 GB. Beyond the bound they wait their turn, each holding a
+// and sign-in needs no account, so unbounded parallel attempts would grow
+// the process by that much each, to gigabytes (docs/performance.md,
+// "Dashboard"). Beyond the bound they wait their turn, each holding a
 // goroutine, not a hash's memory.
 var argonSlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 

@@ -132,7 +132,7 @@ func (e *copyEncoder) encode(i int, v any, buf []byte) ([]byte, error) {
 	}
 	p := &e.plans[i]
 	if t := reflect.TypeOf(v); p.typ != t {
-		plan := arrayPlanFor(e.m, e.oids[i], v) // rebuild_copy_array.go
+		plan := arrayPlanFor(e.m, e.oids[i], v) // copy_array.go
 		if plan == nil {
 			plan = e.m.PlanEncode(e.oids[i], pgtype.BinaryFormatCode, v)
 		}

@@ -99,7 +99,7 @@ func (p numericArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
 	buf = appendArrayHeader(buf, p.elem, len(a), hasNull)
 	for i := range a {
 		var at int
-		buf, at = beginValue(buf) // rebuild_copy.go
+		buf, at = beginValue(buf) // copy.go
 		out, err := p.plan.Encode(&a[i], buf)
 		if err != nil {
 			return nil, fmt.Errorf("element %d: %w", i+1, err)

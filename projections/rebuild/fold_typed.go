@@ -85,7 +85,7 @@ func (s *rowSource) Values() ([]any, error) {
 func (s *rowSource) Err() error { return nil }
 
 // entrySource hands pgx rows in foldColumns["ledger_entries"] order. The
-// arrays (rebuild_copy_array.go) are refilled for each row, their
+// arrays (copy_array.go) are refilled for each row, their
 // amounts' big.Ints reused.
 func entrySource(rows []entryRow) *rowSource {
 	var v struct {
