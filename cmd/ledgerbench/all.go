@@ -111,6 +111,9 @@ flags:
 	if c.payments, err = parsePaymentsFlags(modeArgs["payments"], stderr); err != nil {
 		return c, fmt.Errorf("payments: %w", err)
 	}
+	// The report puts keyed ÷ plain beside the other ratios, so the keys'
+	// cost is measured, not remembered from another run.
+	c.payments.compareKeys = true
 	if c.lifecycle, err = parseLifecycleFlags(modeArgs["lifecycle"], stderr); err != nil {
 		return c, fmt.Errorf("lifecycle: %w", err)
 	}

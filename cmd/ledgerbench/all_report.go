@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -163,9 +164,10 @@ func renderPayments(b *strings.Builder, m modeResult[paymentsReport]) {
 		return
 	}
 	r := m.Report
-	w("A real ledgerd (pool of %d connections), %d partners, against single-row INSERTs of a %d-byte row "+
+	w("A real ledgerd (pool of %d connections), %d partners, %s, against single-row INSERTs of a %d-byte row "+
 		"(a stored `payment.created`), %s s per phase.\n\n",
-		r.Params.LedgerdDBMaxConns, r.Params.Partners, r.Params.RawPayloadBytes, formatFloat(r.Params.DurationSeconds))
+		r.Params.LedgerdDBMaxConns, r.Params.Partners, keysNote(r.Params.IdempotencyKey), r.Params.RawPayloadBytes,
+		formatFloat(r.Params.DurationSeconds))
 	w("| concurrency | payments / raw | payments/s | raw INSERT/s | payments p50 ms | payments p99 ms | raw p99 ms | ledgerd RSS peak MB | CPU busy |\n")
 	w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, l := range r.Levels {
@@ -173,10 +175,29 @@ func renderPayments(b *strings.Builder, m modeResult[paymentsReport]) {
 			thousands(l.Payments.PerSecond), thousands(l.Raw.PerSecond), l.Payments.P50Ms, l.Payments.P99Ms, l.Raw.P99Ms,
 			optMB(l.ServerRSSPeakMB), pct(l.Payments.CPUBusy))
 	}
+	renderKeyComparison(b, r.Levels)
 	if s := r.Server; s.VmHWMMB != nil {
 		w("\nledgerd at the end: RSS %s MB, VmHWM (peak over its life) %s MB.\n", optMB(s.RSSEndMB), optMB(s.VmHWMMB))
 	}
 	renderTargets(b, r.Targets)
+}
+
+// renderKeyComparison writes the levels' keyed and plain payments phases,
+// if the run measured both.
+func renderKeyComparison(b *strings.Builder, levels []paymentsLevel) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	if !slices.ContainsFunc(levels, func(l paymentsLevel) bool { return l.Keys != nil }) {
+		return
+	}
+	w("\nThe same load with and without an `Idempotency-Key`, back to back on the same server:\n\n")
+	w("| concurrency | keyed / plain | keyed payments/s | plain payments/s | keyed p99 ms | plain p99 ms |\n")
+	w("|---:|---:|---:|---:|---:|---:|\n")
+	for _, l := range levels {
+		if k := l.Keys; k != nil {
+			w("| %d | %s | %s | %s | %.2f | %.2f |\n", l.Concurrency, percent(k.KeyedPlainRatio),
+				thousands(k.Keyed.PerSecond), thousands(k.Plain.PerSecond), k.Keyed.P99Ms, k.Plain.P99Ms)
+		}
+	}
 }
 
 func renderLifecycle(b *strings.Builder, m modeResult[lifecycleReport]) {

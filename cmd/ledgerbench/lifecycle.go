@@ -32,6 +32,7 @@ type lifecycleConfig struct {
 	duration         time.Duration
 	drain            time.Duration
 	partners         int
+	keyed            bool // an Idempotency-Key on every POST
 	relayWait        time.Duration
 	paymentsRate     float64 // given POST /payments rate; 0: measure it
 	paymentsDuration time.Duration
@@ -52,11 +53,12 @@ sets up -partners tenants with a South African bank merchant each, and a
 webhook receiver on 127.0.0.1 that answers 200. Then, open loop, it starts
 -rate payments per second for -duration, at most -concurrency in flight:
 POST /payments (Lightning-funded, with webhookUrl and webhookSecret), then
-POST /sandbox/payments/{id}/deposit. A payment's latency runs from the
+POST /sandbox/payments/{id}/deposit, each with a fresh Idempotency-Key unless
+-idempotency-key=false. The receiver verifies every delivery's signature. A payment's latency runs from the
 deposit's 202 to the arrival of its payment.success webhook; after the load
 it waits up to -drain for every one. It reports completed payments per
-second, latency p50/p99/max, lost payments (no success webhook) and
-duplicated success webhooks, ledgerd's RSS, checks -payout-sample random
+second, latency p50/p99/max, lost payments (no success webhook),
+duplicated success webhooks and bad signatures, ledgerd's RSS, checks -payout-sample random
 payments have exactly one sandbox payout each, and compares the completion
 rate with POST /payments alone, closed loop at concurrency 64 (measured for
 -payments-duration on the same server, unless -payments-rate gives it).
@@ -72,6 +74,7 @@ flags:
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long payments are started")
 	fs.DurationVar(&c.drain, "drain", 60*time.Second, "longest wait after the load for every deposited payment's payment.success webhook")
 	fs.IntVar(&c.partners, "partners", 8, "simulated partners (tenants, each with a token and a merchant); payment i pays as partner i % partners")
+	fs.BoolVar(&c.keyed, "idempotency-key", true, "send a fresh Idempotency-Key on every POST, as a careful partner does; false for the plain figure")
 	fs.DurationVar(&c.relayWait, "relay-wait", 30*time.Second, "longest wait for ledgerd's relay to publish every event before a timed phase")
 	fs.Float64Var(&c.paymentsRate, "payments-rate", 0,
 		"POST /payments rate (requests/s) of ledgerbench payments at concurrency 64 to compare with; 0: measure it in this run")
@@ -174,13 +177,13 @@ func measureLifecycle(ctx context.Context, cfg lifecycleConfig, stderr io.Writer
 	defer func() { err = errors.Join(err, receiver.close()) }()
 	b := &lifecycleBench{cfg: cfg, pool: pool, server: lg.Server, client: client, receiver: receiver, stderr: stderr,
 		load: &paymentLoad{client: client, baseURL: lg.Server.BaseURL, partners: partners,
-			webhookURL: receiver.URL, webhookSecret: secret}}
+			webhookURL: receiver.URL, webhookSecret: secret, keyed: cfg.keyed}}
 
 	rep := lifecycleReport{Mode: "lifecycle", StartedAt: time.Now().UTC(), Machine: mach, Params: lifecycleParams{
 		DatabaseServer: pool.Config().ConnConfig.Host + ":" + strconv.Itoa(int(pool.Config().ConnConfig.Port)),
 		Database:       lg.DBName, Kept: cfg.server.Keep, NATSURL: cfg.server.NATSURL, Stream: lg.Stream,
 		SubjectPrefix: lg.Prefix, Rate: cfg.rate, Concurrency: cfg.concurrency, DurationSeconds: cfg.duration.Seconds(),
-		DrainSeconds: cfg.drain.Seconds(), Partners: cfg.partners, LedgerdDBMaxConns: cfg.server.DBMaxConns,
+		DrainSeconds: cfg.drain.Seconds(), Partners: cfg.partners, IdempotencyKey: cfg.keyed, LedgerdDBMaxConns: cfg.server.DBMaxConns,
 		SandboxPayoutDelay: "0s", WebhookURL: receiver.URL, PayoutSample: cfg.payoutSample,
 	}}
 	if err := b.warmUp(ctx); err != nil {
@@ -207,6 +210,11 @@ func measureLifecycle(ctx context.Context, cfg lifecycleConfig, stderr io.Writer
 	}
 	if rep.PayoutCheck, err = b.checkPayouts(ctx, recs); err != nil {
 		rep.PayoutCheck.Error, failed = err.Error(), errors.Join(failed, err)
+	}
+	if n := rep.Lifecycle.Webhooks.BadSignatures; n > 0 {
+		// A partner's receiver would have refused these; the run fails as its
+		// integration would.
+		failed = errors.Join(failed, fmt.Errorf("%d webhook deliveries failed signature verification", n))
 	}
 	if rep.Payments, err = b.paymentsRate(ctx); err != nil {
 		rep.Payments.Error, failed = err.Error(), errors.Join(failed, err)
@@ -277,7 +285,7 @@ func (b *lifecycleBench) pay(ctx context.Context, i int, rec *lifecyclePayment) 
 		return fmt.Errorf("POST /payments answer %q: no id", body)
 	}
 	rec.ID = created.ID
-	if _, err := benchkit.Post(ctx, b.client, b.load.baseURL+"/sandbox/payments/"+url.PathEscape(created.ID)+"/deposit",
+	if _, err := b.load.post(ctx, "/sandbox/payments/"+url.PathEscape(created.ID)+"/deposit",
 		p.Token, nil, http.StatusAccepted); err != nil {
 		return err
 	}
@@ -518,13 +526,14 @@ func (b *lifecycleBench) checkPayouts(ctx context.Context, recs []lifecyclePayme
 
 // paymentsRate is the POST /payments rate to compare the lifecycle's with:
 // -payments-rate if given, else a closed-loop phase at concurrency 64 on
-// this server, the payments mode's load without webhooks.
+// this server, the payments mode's load without webhooks (keyed as the
+// lifecycle's is).
 func (b *lifecycleBench) paymentsRate(ctx context.Context) (lifecyclePayments, error) {
 	if b.cfg.paymentsRate > 0 {
 		return lifecyclePayments{Given: true, Concurrency: paymentsConcurrency, PerSecond: b.cfg.paymentsRate}, nil
 	}
 	b.quiet(ctx)
-	load := &paymentLoad{client: b.client, baseURL: b.load.baseURL, partners: b.load.partners}
+	load := &paymentLoad{client: b.client, baseURL: b.load.baseURL, partners: b.load.partners, keyed: b.load.keyed}
 	fmt.Fprintf(b.stderr, "ledgerbench: POST /payments closed loop at concurrency %d for %v\n", paymentsConcurrency, b.cfg.paymentsDuration)
 	p, err := runClosedLoop(ctx, paymentsConcurrency, b.cfg.paymentsDuration, load.op)
 	if err != nil {

@@ -42,6 +42,7 @@ type lifecycleParams struct {
 	DurationSeconds    float64 `json:"durationSeconds"`
 	DrainSeconds       float64 `json:"drainSeconds"`
 	Partners           int     `json:"partners"`
+	IdempotencyKey     bool    `json:"idempotencyKey"` // every POST carries one
 	LedgerdDBMaxConns  int     `json:"ledgerdDbMaxConns"`
 	SandboxPayoutDelay string  `json:"sandboxPayoutDelay"`
 	WebhookURL         string  `json:"webhookUrl"`
@@ -137,7 +138,8 @@ type lifecyclePayments struct {
 
 // lifecycleTargets are the lifecycle mode's acceptance targets: success
 // webhook p99 under 250 ms at 200 payments/s with zero payout delay, none
-// lost or duplicated, completions at least half the POST /payments rate,
+// lost or duplicated, every delivery's signature valid (as a partner's
+// receiver checks it), completions at least half the POST /payments rate,
 // and each sampled payment paid out exactly once.
 func lifecycleTargets(r lifecycleReport) []target {
 	l := r.Lifecycle
@@ -147,6 +149,8 @@ func lifecycleTargets(r lifecycleReport) []target {
 		{Name: "lost payments (no success webhook)", Want: "= 0", Got: float64(l.Lost), Met: l.Lost == 0 && l.Deposited > 0},
 		{Name: "duplicated success webhooks (same webhook-id)", Want: "= 0", Got: float64(l.Webhooks.DuplicateSuccess),
 			Met: l.Webhooks.DuplicateSuccess == 0},
+		{Name: "webhooks with a bad signature", Want: "= 0", Got: float64(l.Webhooks.BadSignatures),
+			Met: l.Webhooks.BadSignatures == 0},
 	}
 	if p := r.Payments.PerSecond; p > 0 {
 		ratio := l.CompletedPerSecond / p

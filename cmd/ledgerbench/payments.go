@@ -27,6 +27,8 @@ type paymentsConfig struct {
 	concurrency []int
 	duration    time.Duration
 	partners    int
+	keyed       bool // an Idempotency-Key on every POST
+	compareKeys bool // a second payments phase per level with keyed flipped
 	relayWait   time.Duration
 	out         string
 }
@@ -41,10 +43,11 @@ func parsePaymentsFlags(args []string, stderr io.Writer) (paymentsConfig, error)
 Starts a real ledgerd on a database ledgerbench_<random> and a JetStream stream
 LEDGERBENCH_<RANDOM> of its own, sets up -partners tenants (ledgerctl tenant
 create, POST /token, POST /merchants with a South African bank merchant), then
-per concurrency level runs POST /payments (Lightning-funded, to that merchant)
-for -duration, and raw single-row INSERTs of a payment.created-sized row for
+per concurrency level runs POST /payments (Lightning-funded, to that merchant,
+each with a fresh Idempotency-Key unless -idempotency-key=false) for -duration,
+with -compare-keys the same load once more with keys the other way, and raw single-row INSERTs of a payment.created-sized row for
 -duration, and reports requests/s, latency, ledgerd's RSS (VmRSS polled every
-100 ms, VmHWM at the end), CPU busy share and payments/raw. Everything it
+100 ms, VmHWM at the end), CPU busy share, payments/raw and, with -compare-keys, keyed ÷ plain. Everything it
 created is removed at the end unless -keep.
 
 flags:
@@ -55,6 +58,9 @@ flags:
 	levels := fs.String("concurrency", "1,16,64", "comma-separated concurrency levels (workers sending requests back to back)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of each timed phase (payments, then raw INSERTs) per level")
 	fs.IntVar(&c.partners, "partners", 8, "simulated partners (tenants, each with a token and a merchant); worker w pays as partner w % partners")
+	fs.BoolVar(&c.keyed, "idempotency-key", true, "send a fresh Idempotency-Key on every POST, as a careful partner does; false for the plain figure")
+	fs.BoolVar(&c.compareKeys, "compare-keys", false,
+		"per level, run the payments phase a second time with -idempotency-key the other way, back to back, and report keyed ÷ plain")
 	fs.DurationVar(&c.relayWait, "relay-wait", 30*time.Second,
 		"longest wait for ledgerd's relay to publish every event before a phase, so the baseline does not share the machine with it")
 	fs.StringVar(&c.out, "out", "bench-payments.json", "JSON report path")
@@ -141,7 +147,7 @@ func measurePayments(ctx context.Context, cfg paymentsConfig, stderr io.Writer) 
 		return nil, err
 	}
 	b := &paymentsBench{cfg: cfg, pool: pool, server: server, stderr: stderr,
-		load: &paymentLoad{client: client, baseURL: server.BaseURL, partners: partners}}
+		load: &paymentLoad{client: client, baseURL: server.BaseURL, partners: partners, keyed: cfg.keyed}}
 	responseBytes, err := b.probe(ctx)
 	if err != nil {
 		return nil, err
@@ -151,7 +157,7 @@ func measurePayments(ctx context.Context, cfg paymentsConfig, stderr io.Writer) 
 		DatabaseServer: pool.Config().ConnConfig.Host + ":" + strconv.Itoa(int(pool.Config().ConnConfig.Port)),
 		Database:       dbName, Kept: cfg.server.Keep, NATSURL: cfg.server.NATSURL, Stream: stream, SubjectPrefix: prefix,
 		Concurrency: cfg.concurrency, DurationSeconds: cfg.duration.Seconds(), RelayWaitSecs: cfg.relayWait.Seconds(),
-		Partners: cfg.partners, LedgerdDBMaxConns: cfg.server.DBMaxConns, PoolMaxConns: maxConns,
+		Partners: cfg.partners, IdempotencyKey: cfg.keyed, CompareKeys: cfg.compareKeys, LedgerdDBMaxConns: cfg.server.DBMaxConns, PoolMaxConns: maxConns,
 		RawPayloadBytes: len(b.payload), ResponseBytes: responseBytes,
 	}}
 	for _, c := range cfg.concurrency {
@@ -244,6 +250,12 @@ func (b *paymentsBench) level(ctx context.Context, c int) (paymentsLevel, error)
 		return paymentsLevel{}, err
 	}
 	l.RelayDrainMs, l.RelayCaughtUp = ms(drain), ok
+	if b.cfg.compareKeys {
+		if l.Keys, err = b.compareKeys(ctx, c, l.Payments); err != nil {
+			rss.finish()
+			return paymentsLevel{}, err
+		}
+	}
 	checkpoint(ctx, b.pool, b.stderr)
 	if err := warmPool(ctx, b.pool, c, 30*time.Second); err != nil {
 		rss.finish()
@@ -264,6 +276,28 @@ func (b *paymentsBench) level(ctx context.Context, c int) (paymentsLevel, error)
 		l.ServerRSSPeakMB = &mb
 	}
 	return l, nil
+}
+
+// compareKeys runs the payments phase again on c workers with keys the
+// other way from the one just measured (main), then waits for the relay
+// again, and pairs the two: both ran on the same server minutes apart,
+// which is what makes their ratio mean something.
+func (b *paymentsBench) compareKeys(ctx context.Context, c int, main throughput) (*keyComparison, error) {
+	checkpoint(ctx, b.pool, b.stderr)
+	other := &paymentLoad{client: b.load.client, baseURL: b.load.baseURL, partners: b.load.partners, keyed: !b.load.keyed}
+	pay, err := runClosedLoop(ctx, c, b.cfg.duration, other.op)
+	if err != nil {
+		return nil, fmt.Errorf("payments phase with -idempotency-key=%t: %w", other.keyed, err)
+	}
+	if _, ok, err := b.waitRelay(ctx); err != nil {
+		return nil, err
+	} else if !ok {
+		fmt.Fprintf(b.stderr, "ledgerbench: relay still behind after %v; the raw INSERTs of concurrency %d start anyway\n", b.cfg.relayWait, c)
+	}
+	if b.load.keyed {
+		return newKeyComparison(main, newThroughput(pay)), nil
+	}
+	return newKeyComparison(newThroughput(pay), main), nil
 }
 
 // warmPool opens n connections of pool before a timed phase, so the phase

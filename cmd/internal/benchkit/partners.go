@@ -118,6 +118,14 @@ type PaymentRequest struct {
 // Post sends body to url and returns the answer's body, or, for any status
 // but want, an error quoting it.
 func Post(ctx context.Context, client *http.Client, url, token string, body []byte, want int) ([]byte, error) {
+	return PostKeyed(ctx, client, url, token, "", body, want)
+}
+
+// PostKeyed is Post with an Idempotency-Key header (contract §1) when key
+// is not empty: what a careful partner sends, so that a retry after a lost
+// answer cannot create a second payment. ledgerd then records the request
+// and its answer, which is the cost a keyed benchmark measures.
+func PostKeyed(ctx context.Context, client *http.Client, url, token, key string, body []byte, want int) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -125,6 +133,9 @@ func Post(ctx context.Context, client *http.Client, url, token string, body []by
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
