@@ -50,17 +50,18 @@ func parseLifecycleFlags(args []string, stderr io.Writer) (lifecycleConfig, erro
 Starts a real ledgerd (LEDGER_SANDBOX_PAYOUT_DELAY=0s) on a database
 ledgerbench_<random> and a JetStream stream LEDGERBENCH_<RANDOM> of its own,
 sets up -partners tenants with a South African bank merchant each, and a
-webhook receiver on 127.0.0.1 that answers 200. Then, open loop, it starts
--rate payments per second for -duration, at most -concurrency in flight:
-POST /payments (Lightning-funded, with webhookUrl and webhookSecret), then
-POST /sandbox/payments/{id}/deposit, each with a fresh Idempotency-Key unless
--idempotency-key=false. The receiver verifies every delivery's signature. A payment's latency runs from the
-deposit's 202 to the arrival of its payment.success webhook; after the load
-it waits up to -drain for every one. It reports completed payments per
-second, latency p50/p99/max, lost payments (no success webhook),
-duplicated success webhooks and bad signatures, ledgerd's RSS, checks -payout-sample random
-payments have exactly one sandbox payout each, and compares the completion
-rate with POST /payments alone, closed loop at concurrency 64 (measured for
+webhook receiver on 127.0.0.1 that answers 200 and verifies every delivery's
+signature. Then, open loop, it starts -rate payments per second for
+-duration, at most -concurrency in flight: POST /payments (Lightning-funded,
+with webhookUrl and webhookSecret), then POST /sandbox/payments/{id}/deposit,
+each with a fresh Idempotency-Key unless -idempotency-key=false. A payment's
+latency runs from the deposit's 202 to the arrival of its payment.success
+webhook; after the load it waits up to -drain for every one. It reports
+completed payments per second, latency p50/p99/max, lost payments (no
+success webhook), duplicated success webhooks and bad signatures (any fails
+the run), ledgerd's RSS, checks -payout-sample random payments have exactly
+one sandbox payout each, and compares the completion rate with POST
+/payments alone, closed loop at concurrency 64 (measured for
 -payments-duration on the same server, unless -payments-rate gives it).
 Everything it created is removed at the end unless -keep.
 

@@ -44,11 +44,12 @@ Starts a real ledgerd on a database ledgerbench_<random> and a JetStream stream
 LEDGERBENCH_<RANDOM> of its own, sets up -partners tenants (ledgerctl tenant
 create, POST /token, POST /merchants with a South African bank merchant), then
 per concurrency level runs POST /payments (Lightning-funded, to that merchant,
-each with a fresh Idempotency-Key unless -idempotency-key=false) for -duration,
-with -compare-keys the same load once more with keys the other way, and raw single-row INSERTs of a payment.created-sized row for
--duration, and reports requests/s, latency, ledgerd's RSS (VmRSS polled every
-100 ms, VmHWM at the end), CPU busy share, payments/raw and, with -compare-keys, keyed ÷ plain. Everything it
-created is removed at the end unless -keep.
+each with a fresh Idempotency-Key unless -idempotency-key=false) for
+-duration, with -compare-keys the same load again with keys the other way,
+and raw single-row INSERTs of a payment.created-sized row for -duration. It
+reports requests/s, latency, ledgerd's RSS (VmRSS polled every 100 ms, VmHWM
+at the end), CPU busy share, payments/raw and, with -compare-keys, keyed ÷
+plain. Everything it created is removed at the end unless -keep.
 
 flags:
 `)
