@@ -208,9 +208,10 @@ func renderLifecycle(b *strings.Builder, m modeResult[lifecycleReport]) {
 	}
 	r := m.Report
 	l := r.Lifecycle
-	w("A real ledgerd (sandbox payout delay %s): payments started at %s/s for %s s (at most %d in flight), "+
-		"latency from the deposit's 202 to the `payment.success` webhook. The creation rate is POST /payments alone, "+
-		"closed loop at concurrency %d on the same ledgerd%s.\n\n", r.Params.SandboxPayoutDelay, formatFloat(l.Rate),
+	w("A real ledgerd (sandbox payout delay %s), %d partners, %s: payments started at %s/s for %s s (at most %d in flight), "+
+		"latency from the deposit's 202 to the `payment.success` webhook, whose signature the receiver verifies. "+
+		"The creation rate is POST /payments alone, closed loop at concurrency %d on the same ledgerd%s.\n\n",
+		r.Params.SandboxPayoutDelay, r.Params.Partners, keysNote(r.Params.IdempotencyKey), formatFloat(l.Rate),
 		formatFloat(r.Params.DurationSeconds), l.Concurrency, r.Payments.Concurrency, givenNote(r.Payments.Given))
 	w("| completed/s | creation rate /s | completed / creation | started/s | completed of deposited | p50 ms | p99 ms | max ms | lost | duplicated | ledgerd RSS peak MB | CPU busy |\n")
 	w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

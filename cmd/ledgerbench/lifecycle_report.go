@@ -165,8 +165,8 @@ func lifecycleTargets(r lifecycleReport) []target {
 // printLifecycleTable writes r for a person reading a terminal.
 func printLifecycleTable(w io.Writer, r lifecycleReport) {
 	printHeader(w, r.Mode, r.Machine, r.Params.DurationSeconds)
-	fmt.Fprintf(w, "%d partners, ledgerd pool %d connections, sandbox payout delay %s, webhooks to %s\n\n",
-		r.Params.Partners, r.Params.LedgerdDBMaxConns, r.Params.SandboxPayoutDelay, r.Params.WebhookURL)
+	fmt.Fprintf(w, "%d partners, %s, ledgerd pool %d connections, sandbox payout delay %s, webhooks to %s\n\n",
+		r.Params.Partners, keysNote(r.Params.IdempotencyKey), r.Params.LedgerdDBMaxConns, r.Params.SandboxPayoutDelay, r.Params.WebhookURL)
 	l := r.Lifecycle
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rate/s\tstarted/s\tconc\tcreated\tdeposited\tcompleted\tcompleted/s\tp50 ms\tp99 ms\tmax ms\tlost\tdup\trss MB\tcpu\t")
