@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ledger/ledger/cmd/internal/embeddednats"
+	"github.com/ledger/ledger/cmd/internal/natsurl"
 )
 
 // natsServer is the NATS server a command reads the event stream from.
@@ -15,7 +16,8 @@ type natsServer struct {
 	about string        // how it was found, for messages
 }
 
-func (s natsServer) String() string { return s.url + " (" + s.about + ")" }
+// String names the server for messages, without NATS_URL's credentials.
+func (s natsServer) String() string { return natsurl.Redacted(s.url) + " (" + s.about + ")" }
 
 // eventsServer is the server ledgerd publishes to with the same
 // environment: NATS_URL when set, else the server a ledgerd without

@@ -27,6 +27,9 @@ func TestEventsServerDefaultsToTheEmbeddedServer(t *testing.T) {
 	if s, err := eventsServer(env(map[string]string{"NATS_URL": "nats://nats.internal:4222"})); err != nil || s.url != "nats://nats.internal:4222" || s.opts != nil {
 		t.Fatalf("NATS_URL: got %s, %d options, %v; want NATS_URL as it is", s.url, len(s.opts), err)
 	}
+	if s, _ := eventsServer(env(map[string]string{"NATS_URL": "nats://s3cret@nats.internal:4222"})); strings.Contains(s.String(), "s3cret") {
+		t.Errorf("NATS_URL with a token: messages name it as %s, want the token redacted", s)
+	}
 	dir := t.TempDir()
 	if _, err := embeddednats.LoadOrCreateToken(dir); err != nil {
 		t.Fatal(err)

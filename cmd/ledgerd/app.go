@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ledger/ledger/cmd/internal/embeddednats"
+	"github.com/ledger/ledger/cmd/internal/natsurl"
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/eventstore/apikeys"
@@ -276,7 +277,7 @@ func (a *app) printBanner(w io.Writer, addr string) {
 			a.cfg.NATSSubjectPrefix)
 		fmt.Fprintf(w, "follow the events: go run ./cmd/ledgerctl events tail (same directory, or LEDGER_DATA_DIR=%s)\n", a.cfg.DataDir)
 	} else {
-		fmt.Fprintf(w, "NATS at %s (stream %s)\n", redactedNATSURL(a.cfg.NATSURL), a.cfg.NATSStream)
+		fmt.Fprintf(w, "NATS at %s (stream %s)\n", natsurl.Redacted(a.cfg.NATSURL), a.cfg.NATSStream)
 	}
 	fmt.Fprintf(w, "credentials: go run ./cmd/ledgerctl tenant create --name 'Acme' --email owner@acme.example\n")
 	fmt.Fprintf(w, "then: curl -s http://%s/token -H 'Content-Type: application/json' -d '{\"apiKey\":\"...\",\"apiSecret\":\"...\"}'\n", addr)

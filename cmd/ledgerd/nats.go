@@ -3,16 +3,15 @@ package main
 import (
 	"fmt"
 	"net"
-	"net/url"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/ledger/ledger/cmd/internal/embeddednats"
+	"github.com/ledger/ledger/cmd/internal/natsurl"
 )
 
 // startEmbeddedNATS runs an in-process NATS server with JetStream, its data
@@ -64,26 +63,7 @@ func connectNATS(url string, opts ...nats.Option) (*nats.Conn, error) {
 	nc, err := nats.Connect(url, append([]nats.Option{nats.Name("ledgerd"), nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond), nats.RetryOnFailedConnect(true)}, opts...)...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS %s: %w", url, err)
+		return nil, fmt.Errorf("connect to NATS %s: %w", natsurl.Redacted(url), err)
 	}
 	return nc, nil
-}
-
-// redactedNATSURL is NATS_URL for a log or the start banner: each server's
-// credentials (a token or user name, a password) become "redacted", since
-// whoever reads the logs must not be able to publish on the stream.
-func redactedNATSURL(servers string) string {
-	parts := strings.Split(servers, ",")
-	for i, part := range parts {
-		u, err := url.Parse(strings.TrimSpace(part))
-		if err != nil {
-			parts[i] = "(unparsable server URL)"
-			continue
-		}
-		if u.User != nil {
-			u.User = url.User("redacted")
-		}
-		parts[i] = u.String()
-	}
-	return strings.Join(parts, ",")
 }
