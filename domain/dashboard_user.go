@@ -2,6 +2,7 @@ package domain
 
 import (
 	"crypto/subtle"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -20,6 +21,7 @@ type DashboardUser struct {
 	PasswordHash   string    // empty until the set-password link is used
 	SetupTokenHash string    // SHA-256 of the one-time set-password token; empty once used
 	SetupExpiresAt time.Time // when the set-password link stops working
+	OpenSessions   []string  // the hashes of the sessions signed in and not yet signed out or revoked
 }
 
 // DashboardUserCreated opens a dashboard user's stream with a one-time
@@ -98,9 +100,13 @@ func ApplyDashboardUser(u DashboardUser, e Event) DashboardUser {
 	case DashboardSetupLinkIssued:
 		u.SetupTokenHash, u.SetupExpiresAt = e.SetupTokenHash, e.SetupExpiresAt
 	case DashboardPasswordSet:
-		u.PasswordHash, u.SetupTokenHash = e.PasswordHash, ""
+		u.PasswordHash, u.SetupTokenHash, u.OpenSessions = e.PasswordHash, "", nil
 	case DashboardUserDisabled:
-		u.PasswordHash, u.SetupTokenHash, u.SetupExpiresAt = "", "", time.Time{}
+		u.PasswordHash, u.SetupTokenHash, u.SetupExpiresAt, u.OpenSessions = "", "", time.Time{}, nil
+	case DashboardSignedIn:
+		u.OpenSessions = append(slices.Clip(u.OpenSessions), e.SessionHash)
+	case DashboardSignedOut:
+		u.OpenSessions = slices.DeleteFunc(slices.Clone(u.OpenSessions), func(h string) bool { return h == e.SessionHash })
 	}
 	return u
 }

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -131,88 +132,12 @@ func StatusOf(e Event) string {
 	return ""
 }
 
-// PaymentChanges returns the members of the payment's JSON that e sets,
-// and the status-log line it adds (nil for none): what the payments read
-// model merges into its row, so the row equals ApplyPayment's fold (a test
-// checks both agree). It is WritePaymentChanges collected in a map.
-func PaymentChanges(e Event) (map[string]any, *StatusLogEntry) {
-	changes := changeMap{}
-	line, ok := WritePaymentChanges(e, changes)
-	if len(changes) == 0 {
-		changes = nil
-	}
-	if !ok {
-		return changes, nil
-	}
-	return changes, &line
-}
-
-// PaymentChangeWriter receives the members of a payment's JSON that an
-// event sets, each by its value's type.
-type PaymentChangeWriter interface {
-	String(name, value string)
-	Int(name string, value int64)
-	Bool(name string, value bool)
-	Decimal(name string, value decimal.Decimal)
-	Time(name string, value time.Time)
-}
-
-// WritePaymentChanges writes the members of the payment's JSON that e sets
-// to w, and returns the status-log line e adds (false: none). The rebuild's
-// fold writes the members straight into a payment's state with it: a map
-// of boxed values for each event was a seventh of a rebuild's allocations.
-func WritePaymentChanges(e Event, w PaymentChangeWriter) (StatusLogEntry, bool) {
-	lifecycle := func(status, message string, at time.Time) (StatusLogEntry, bool) {
-		w.String("status", status)
-		w.String("statusLog", message)
-		w.Time("updatedAt", at)
-		return StatusLogEntry{Status: status, Message: message, At: at}, true
-	}
-	switch e := e.(type) {
-	case PaymentDocumentAttached:
-		w.Int("documents", int64(e.Documents))
-		w.Time("updatedAt", e.At)
-	case PaymentDepositReceived:
-		w.Decimal("amountDeposited", e.Total)
-		w.String("statusLog", e.Message)
-		w.Time("updatedAt", e.At)
-	case PaymentDeposited:
-		w.Decimal("amountDeposited", e.Total)
-		w.Bool("heldForDocuments", e.Held)
-		return lifecycle(StatusDeposited, e.Message, e.At)
-	case PaymentTransferring:
-		w.Int("amountSats", e.AmountSats)
-		w.Decimal("payoutAmount", e.PayoutAmount)
-		w.Decimal("btcPrice", e.BTCPrice)
-		w.Int("changeRefundSats", e.ChangeRefundSats)
-		w.String("changeRefundStatus", e.ChangeRefundStatus)
-		w.Bool("heldForDocuments", false)
-		return lifecycle(StatusTransferring, e.Message, e.At)
-	case PaymentSucceeded:
-		w.Decimal("amountSettled", e.AmountSettled)
-		return lifecycle(StatusSuccess, e.Message, e.At)
-	case PaymentFailed:
-		return lifecycle(StatusFailed, e.Message, e.At)
-	case PaymentExpired:
-		return lifecycle(StatusExpired, e.Message, e.At)
-	}
-	return StatusLogEntry{}, false
-}
-
-// changeMap collects a payment's changes (PaymentChanges).
-type changeMap map[string]any
-
-func (m changeMap) String(name, value string)                  { m[name] = value }
-func (m changeMap) Int(name string, value int64)               { m[name] = value }
-func (m changeMap) Bool(name string, value bool)               { m[name] = value }
-func (m changeMap) Decimal(name string, value decimal.Decimal) { m[name] = value }
-func (m changeMap) Time(name string, value time.Time)          { m[name] = value }
-
 // applyLifecycle folds a lifecycle event into p.
 func applyLifecycle(p Payment, e Event) Payment {
 	switch e := e.(type) {
 	case PaymentDepositReceived:
 		p.AmountDeposited, p.StatusLog, p.UpdatedAt = e.Total, e.Message, e.At
+		return p
 	case PaymentDeposited:
 		p.AmountDeposited, p.Status, p.StatusLog, p.HeldForDocuments, p.UpdatedAt = e.Total, StatusDeposited, e.Message, e.Held, e.At
 	case PaymentTransferring:
@@ -229,9 +154,7 @@ func applyLifecycle(p Payment, e Event) Payment {
 	default:
 		return p
 	}
-	if _, line := PaymentChanges(e); line != nil {
-		p.StatusLogs = append(p.StatusLogs, *line)
-	}
+	p.StatusLogs = append(slices.Clip(p.StatusLogs), StatusLogEntry{Status: p.Status, Message: p.StatusLog, At: p.UpdatedAt})
 	return p
 }
 

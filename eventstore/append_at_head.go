@@ -82,7 +82,7 @@ func (s *Store) AppendAtHead(ctx context.Context, meta domain.Metadata, stream d
 		} else {
 			b.Queue(appendEventsAtHead, stream.TenantID, stream.Type, stream.ID, recs[0].RecordedAt, c.ids, c.types, c.schemas, c.datas, c.metas)
 		}
-		if err := s.projector.Project(b, recs); err != nil {
+		if err := s.projector.ProjectAttempts(b, recs); err != nil {
 			return err
 		}
 		err := s.send(ctx, b, 1, stream.ID)

@@ -61,7 +61,7 @@ func ExecuteFrom[S any](ctx context.Context, s *Store, stream domain.StreamRef, 
 		if err != nil || len(events) == 0 {
 			return snap, err
 		}
-		recs, err := s.Append(ctx, meta, Batch{Stream: stream, Expected: snap.Version, Events: events})
+		recs, err := s.Append(ctx, meta, Batch{Stream: stream, Expected: snap.Version, Events: events, State: snap.State})
 		if errors.Is(err, ErrVersionConflict) && attempt == 0 {
 			continue
 		}

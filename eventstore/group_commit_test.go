@@ -19,9 +19,10 @@ import (
 
 // pending returns the group commit's form of an append of events to
 // stream at expected, without sending it.
-func pending(t *testing.T, ctx context.Context, store *Store, stream domain.StreamRef, expected int, events ...domain.Event) *pendingAppend {
+func pending(t *testing.T, ctx context.Context, store *Store, tenant tenantStreams, expected int, events ...domain.Event) *pendingAppend {
 	t.Helper()
-	recs, b, appends, err := store.prepareAppend(domain.Metadata{Actor: "test"}, time.Now(), []Batch{{Stream: stream, Expected: expected, Events: events}})
+	recs, b, appends, err := store.prepareAppend(domain.Metadata{Actor: "test"}, time.Now(),
+		[]Batch{{Stream: tenant.Tenant, State: tenant.State, Expected: expected, Events: events}})
 	if err != nil {
 		t.Fatalf("prepare append: %v", err)
 	}
@@ -40,11 +41,11 @@ func TestGroupCommitKeepsEachAppendsOutcome(t *testing.T) {
 	a, b, c := mustCreateTenant(t, ctx, store), mustCreateTenant(t, ctx, store), mustCreateTenant(t, ctx, store)
 
 	group := []*pendingAppend{
-		pending(t, ctx, store, a.Tenant, 2, newKey()),           // good
-		pending(t, ctx, store, b.Tenant, 1, newKey()),           // stale: b is at 2
-		pending(t, ctx, store, c.Tenant, 2, newKey(), newKey()), // good
-		pending(t, ctx, store, a.Tenant, 2, newKey()),           // a's version 3 is the first one's
-		pending(t, ctx, store, c.Tenant, 7, newKey()),           // c has no version 7
+		pending(t, ctx, store, a, 2, newKey()),           // good
+		pending(t, ctx, store, b, 1, newKey()),           // stale: b is at 2
+		pending(t, ctx, store, c, 2, newKey(), newKey()), // good
+		pending(t, ctx, store, a, 2, newKey()),           // a's version 3 is the first one's
+		pending(t, ctx, store, c, 7, newKey()),           // c has no version 7
 	}
 	store.group.send(group)
 	want := []error{nil, ErrVersionConflict, nil, ErrVersionConflict, ErrVersionConflict}
@@ -97,7 +98,7 @@ func TestGroupCommitUnderLoad(t *testing.T) {
 				if rand.IntN(5) == 0 { // some callers give up at once, or soon
 					actx, cancel = context.WithTimeout(ctx, time.Duration(rand.IntN(300))*time.Microsecond)
 				}
-				_, err := store.Append(actx, domain.Metadata{Actor: "test"}, Batch{Stream: tenants[w].Tenant, Expected: v, Events: []domain.Event{newKey()}})
+				_, err := store.Append(actx, domain.Metadata{Actor: "test"}, Batch{Stream: tenants[w].Tenant, State: tenants[w].State, Expected: v, Events: []domain.Event{newKey()}})
 				cancel()
 				switch {
 				case err == nil:

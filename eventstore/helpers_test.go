@@ -75,11 +75,13 @@ func mustPool(t testing.TB, url string, maxConns int32) *pgxpool.Pool {
 // without the read models' constraints.
 type nopProjector struct{}
 
-func (nopProjector) Project(*pgx.Batch, []domain.Record) error { return nil }
+func (nopProjector) Project(*pgx.Batch, any, []domain.Record) error    { return nil }
+func (nopProjector) ProjectAttempts(*pgx.Batch, []domain.Record) error { return nil }
 
 // tenantStreams are the two streams a new tenant starts with.
 type tenantStreams struct {
 	Tenant, Owner domain.StreamRef
+	State         domain.Tenant // the tenant stream's state after its first events: what later key events are decided on
 }
 
 // newTenant returns the streams and first batches of a new tenant, as the
@@ -105,6 +107,9 @@ func tenantBatches() (tenantStreams, []Batch, error) {
 	s := tenantStreams{
 		Tenant: domain.StreamRef{TenantID: id, Type: "tenant", ID: id},
 		Owner:  domain.StreamRef{TenantID: id, Type: "user", ID: owner},
+	}
+	for _, e := range tenantEvents {
+		s.State = domain.ApplyTenant(s.State, e)
 	}
 	return s, []Batch{{Stream: s.Tenant, Events: tenantEvents}, {Stream: s.Owner, Events: ownerEvents}}, err
 }

@@ -28,14 +28,16 @@ var ErrVersionConflict = errors.New("eventstore: stream version conflict")
 // Projector updates the read models for newly appended records, in the
 // append's transaction, so the next read sees the write.
 //
-// Project only queues statements on b: Append sends them in the same
+// Project is given one stream's new records and the stream's state before
+// them (Batch.State), and only queues statements on b: Append sends them in the same
 // pipeline as the events' insert, after it, in one round trip, and reads
 // nothing back but their errors. Any error (the stream's version check
 // included) aborts the whole pipeline, so a read-model statement must never
 // need another statement's result. Project's own error (an event it cannot
 // decode) stops the append before anything is sent.
 type Projector interface {
-	Project(b *pgx.Batch, recs []domain.Record) error
+	Project(b *pgx.Batch, before any, recs []domain.Record) error
+	ProjectAttempts(b *pgx.Batch, recs []domain.Record) error
 }
 
 // Store appends and loads events.
@@ -80,11 +82,15 @@ func New(pool *pgxpool.Pool, projector Projector, reg prometheus.Registerer) *St
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Batch is a group of events for one stream, appended only if the stream is
-// at Expected (0: the stream must not exist yet).
+// at Expected (0: the stream must not exist yet). State is the stream's
+// state at Expected, as the events were decided on (nil for a new stream):
+// the projector folds the events into it and writes the result as the
+// stream's read-model row.
 type Batch struct {
 	Stream   domain.StreamRef
 	Expected int
 	Events   []domain.Event
+	State    any
 }
 
 // Append stores batches atomically, with their read-model updates, and
@@ -135,8 +141,12 @@ func (s *Store) prepareAppend(meta domain.Metadata, at time.Time, batches []Batc
 		}
 	}
 	appends := b.Len()
-	if err := s.projector.Project(b, recs); err != nil {
-		return nil, nil, 0, err
+	next := 0
+	for _, bt := range batches {
+		if err := s.projector.Project(b, bt.State, recs[next:next+len(bt.Events)]); err != nil {
+			return nil, nil, 0, err
+		}
+		next += len(bt.Events)
 	}
 	return recs, b, appends, nil
 }

@@ -42,7 +42,7 @@ func TestAppendOneWinnerPerVersion(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: version, Events: []domain.Event{newKey()}})
+				_, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: version, Events: []domain.Event{newKey()}})
 				switch {
 				case err == nil:
 					wins.Add(1)
@@ -93,7 +93,7 @@ func TestAppendConcurrentWritersContiguous(t *testing.T) {
 					t.Errorf("fold: %v", err)
 					return
 				}
-				recs, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: version, Events: []domain.Event{newKey()}})
+				recs, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: version, Events: []domain.Event{newKey()}})
 				if errors.Is(err, ErrVersionConflict) {
 					conflicts.Add(1)
 					continue
@@ -171,13 +171,13 @@ func TestAppendStaleVersion(t *testing.T) {
 	pool := mustMigrated(t, 4)
 	store := New(pool, projections.Projector{}, nil)
 	s := mustCreateTenant(t, ctx, store) // tenant stream at version 2
-	if _, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: 2, Events: []domain.Event{newKey()}}); err != nil {
+	if _, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: 2, Events: []domain.Event{newKey()}}); err != nil {
 		t.Fatalf("append at 2: %v", err)
 	}
 	// One event and several go through different statements (appendEvent, appendEvents).
 	for _, events := range [][]domain.Event{{newKey()}, {newKey(), newKey()}} {
 		for _, expected := range []int{0, 1, 2, 4, 10} {
-			recs, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: expected, Events: events})
+			recs, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: expected, Events: events})
 			if !errors.Is(err, ErrVersionConflict) {
 				t.Errorf("append of %d at %d to a stream at 3: got %v, want %v", len(events), expected, err, ErrVersionConflict)
 			}
@@ -199,7 +199,7 @@ func TestAppendStaleVersion(t *testing.T) {
 	}
 	// A new stream must be appended at 0.
 	fresh := domain.StreamRef{TenantID: s.Tenant.TenantID, Type: "tenant", ID: uuid.New()}
-	if _, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: fresh, Expected: 1, Events: []domain.Event{newKey()}}); !errors.Is(err, ErrVersionConflict) {
+	if _, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: fresh, State: s.State, Expected: 1, Events: []domain.Event{newKey()}}); !errors.Is(err, ErrVersionConflict) {
 		t.Errorf("append at 1 to a new stream: got %v, want %v", err, ErrVersionConflict)
 	}
 	if got := streamVersions(t, ctx, pool, fresh.ID); len(got) != 0 {
@@ -218,7 +218,7 @@ func TestAppendBatchesAllOrNothing(t *testing.T) {
 
 	for _, conflictFirst := range []bool{false, true} {
 		s, batches := newTenant(t)
-		stale := Batch{Stream: existing.Tenant, Expected: 1, Events: []domain.Event{newKey()}}
+		stale := Batch{Stream: existing.Tenant, State: existing.State, Expected: 1, Events: []domain.Event{newKey()}}
 		if conflictFirst {
 			batches = append([]Batch{stale}, batches...)
 		} else {
@@ -337,7 +337,7 @@ func TestExecuteRetriesOnceThenConflict(t *testing.T) {
 					if err != nil {
 						t.Fatalf("fold: %v", err)
 					}
-					if _, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: v, Events: []domain.Event{newKey()}}); err != nil {
+					if _, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: v, Events: []domain.Event{newKey()}}); err != nil {
 						t.Fatalf("interfering append: %v", err)
 					}
 				}
@@ -405,19 +405,20 @@ func BenchmarkAppend(b *testing.B) {
 	type slot struct {
 		mu      sync.Mutex
 		stream  domain.StreamRef
+		state   domain.Tenant
 		version int
 	}
 	slots := make([]*slot, streams)
 	for i := range slots {
 		s := mustCreateTenant(b, ctx, store)
-		slots[i] = &slot{stream: s.Tenant, version: 2}
+		slots[i] = &slot{stream: s.Tenant, state: s.State, version: 2}
 	}
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			s := slots[rand.IntN(streams)]
 			s.mu.Lock()
-			_, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.stream, Expected: s.version, Events: []domain.Event{newKey()}})
+			_, err := store.Append(ctx, domain.Metadata{}, Batch{Stream: s.stream, State: s.state, Expected: s.version, Events: []domain.Event{newKey()}})
 			if err == nil {
 				s.version++
 			}
@@ -446,13 +447,13 @@ func TestAppendInRequestTransaction(t *testing.T) {
 	}
 	defer tx.Rollback(ctx)
 	rctx := withOuterTx(ctx, tx)
-	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: 2, Events: []domain.Event{newKey()}}); err != nil {
+	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: 2, Events: []domain.Event{newKey()}}); err != nil {
 		t.Fatalf("append at 2: %v", err)
 	}
-	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: 2, Events: []domain.Event{newKey()}}); !errors.Is(err, ErrVersionConflict) {
+	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: 2, Events: []domain.Event{newKey()}}); !errors.Is(err, ErrVersionConflict) {
 		t.Fatalf("stale append at 2: got %v, want %v", err, ErrVersionConflict)
 	}
-	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: 3, Events: []domain.Event{newKey()}}); err != nil {
+	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: 3, Events: []domain.Event{newKey()}}); err != nil {
 		t.Fatalf("append at 3 after a conflict: %v", err)
 	}
 	if got := countRows(t, ctx, pool, `SELECT count(*) FROM api_keys`); got != 1 {
@@ -504,7 +505,7 @@ func TestAppendAtHeadRacesAppend(t *testing.T) {
 					t.Errorf("fold: %v", err)
 					return
 				}
-				_, err = store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, Expected: version, Events: []domain.Event{newKey()}})
+				_, err = store.Append(ctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: version, Events: []domain.Event{newKey()}})
 				switch {
 				case errors.Is(err, ErrVersionConflict):
 					conflicts.Add(1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,35 +12,53 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// projectDashboardUser keeps dashboard_users and dashboard_sessions.
-func projectDashboardUser(b *pgx.Batch, r domain.Record, e domain.Event) {
-	switch e := e.(type) {
-	case domain.DashboardUserCreated:
-		b.Queue(`INSERT INTO dashboard_users (id, tenant_id, email, setup_token_hash, setup_expires_at, version, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, e.UserID, r.TenantID, e.Email, e.SetupTokenHash, e.SetupExpiresAt,
-			r.StreamVersion, r.RecordedAt)
-		return
-	case domain.DashboardSetupLinkIssued:
-		b.Queue(`UPDATE dashboard_users SET setup_token_hash = $2, setup_expires_at = $3 WHERE id = $1`,
-			r.StreamID, e.SetupTokenHash, e.SetupExpiresAt)
-	case domain.DashboardPasswordSet:
-		b.Queue(`UPDATE dashboard_users SET password_hash = $2, setup_token_hash = NULL, setup_expires_at = NULL
-			WHERE id = $1`, r.StreamID, e.PasswordHash)
-		b.Queue(`UPDATE dashboard_sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL`,
-			r.StreamID, r.RecordedAt)
-	case domain.DashboardUserDisabled:
-		b.Queue(`UPDATE dashboard_users SET password_hash = '', setup_token_hash = NULL, setup_expires_at = NULL
-			WHERE id = $1`, r.StreamID)
-		b.Queue(`UPDATE dashboard_sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL`,
-			r.StreamID, r.RecordedAt)
-	case domain.DashboardSignedIn:
-		b.Queue(`INSERT INTO dashboard_sessions (session_hash, user_id, tenant_id, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, $5)`, e.SessionHash, r.StreamID, r.TenantID, r.RecordedAt, e.ExpiresAt)
-	case domain.DashboardSignedOut:
-		b.Queue(`UPDATE dashboard_sessions SET revoked_at = $3 WHERE session_hash = $1 AND user_id = $2 AND revoked_at IS NULL`,
-			e.SessionHash, r.StreamID, r.RecordedAt)
+// dashboardUserStream projects a dashboard user's stream: its
+// dashboard_users row and its dashboard_sessions.
+type dashboardUserStream struct {
+	u      domain.DashboardUser
+	closed []string // the sessions the last event folded signed out or revoked
+}
+
+func (s *dashboardUserStream) state() any { return s.u }
+
+func (s *dashboardUserStream) fold(e domain.Event) {
+	open := s.u.OpenSessions
+	s.u = domain.ApplyDashboardUser(s.u, e)
+	s.closed = slices.DeleteFunc(slices.Clone(open), func(h string) bool { return slices.Contains(s.u.OpenSessions, h) })
+}
+
+func (s *dashboardUserStream) rows(w Rows, r *domain.Record, e domain.Event) {
+	if e, ok := e.(domain.DashboardSignedIn); ok {
+		w.Put(dashboardSessionsTable, e.SessionHash, r.StreamID, r.TenantID, r.RecordedAt, e.ExpiresAt, nil)
 	}
-	b.Queue(`UPDATE dashboard_users SET version = $2, updated_at = $3 WHERE id = $1`, r.StreamID, r.StreamVersion, r.RecordedAt)
+	for _, h := range s.closed {
+		w.Update(dashboardSessionsTable, []any{h}, sessionRevocation, r.RecordedAt)
+	}
+}
+
+var (
+	sessionRevocation    = []string{"revoked_at"}
+	dashboardUserChanges = []string{"email", "password_hash", "setup_token_hash", "setup_expires_at", "version", "updated_at"}
+)
+
+// setupLink is the set-password link's token hash and expiry, NULL once used.
+func (s *dashboardUserStream) setupLink() (*string, *time.Time) {
+	if s.u.SetupTokenHash == "" {
+		return nil, nil
+	}
+	return &s.u.SetupTokenHash, &s.u.SetupExpiresAt
+}
+
+func (s *dashboardUserStream) put(w Rows, r *domain.Record) {
+	token, expires := s.setupLink()
+	w.Put(dashboardUsersTable, s.u.ID, r.TenantID, s.u.Email, s.u.PasswordHash, token, expires, r.StreamVersion,
+		r.RecordedAt, r.RecordedAt)
+}
+
+func (s *dashboardUserStream) update(w Rows, last *domain.Record) {
+	token, expires := s.setupLink()
+	w.Update(dashboardUsersTable, []any{last.StreamID}, dashboardUserChanges, s.u.Email, s.u.PasswordHash, token, expires,
+		last.StreamVersion, last.RecordedAt)
 }
 
 // DashboardAccountByEmail returns the dashboard user who signs in with

@@ -22,6 +22,7 @@ type fixture struct {
 	pool     *pgxpool.Pool
 	store    *eventstore.Store
 	versions map[uuid.UUID]int // streams appended by append, and their versions
+	states   map[uuid.UUID]any // and their states
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -38,7 +39,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	return &fixture{t: t, ctx: ctx, pool: pool, store: eventstore.New(pool, Projector{}, nil),
-		versions: map[uuid.UUID]int{}}
+		versions: map[uuid.UUID]int{}, states: map[uuid.UUID]any{}}
 }
 
 var testMeta = domain.Metadata{Actor: "test:projections"}
@@ -48,9 +49,12 @@ var testMeta = domain.Metadata{Actor: "test:projections"}
 func (f *fixture) append(ref domain.StreamRef, events ...domain.Event) []domain.Record {
 	f.t.Helper()
 	v := f.versions[ref.ID]
-	recs, err := f.store.Append(f.ctx, testMeta, eventstore.Batch{Stream: ref, Expected: v, Events: events})
+	recs, err := f.store.Append(f.ctx, testMeta, eventstore.Batch{Stream: ref, Expected: v, Events: events, State: f.states[ref.ID]})
 	if err != nil {
 		f.t.Fatalf("append %T to %s: %v", events[0], ref.Type, err)
+	}
+	if f.states[ref.ID], err = FoldStream(f.states[ref.ID], recs); err != nil {
+		f.t.Fatal(err)
 	}
 	f.versions[ref.ID] = v + len(events)
 	return recs

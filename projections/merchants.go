@@ -11,20 +11,28 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// projectMerchant queues the statements that apply one merchant event to
-// the merchants read model. Later merchant events only move the version
-// and updated_at on.
-func projectMerchant(b *pgx.Batch, r domain.Record, e domain.Event) {
-	switch e := e.(type) {
-	case domain.MerchantCreated:
-		b.Queue(`INSERT INTO merchants (id, tenant_id, name, country, currency, payout_method, bank_name,
-			account_number, phone_number, lnurl, version, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
-			e.MerchantID, r.TenantID, e.Name, e.Country, e.Currency, e.PayoutMethod, e.BankName,
-			e.AccountNumber, e.PhoneNumber, e.LNURL, r.StreamVersion, r.RecordedAt)
-	default:
-		b.Queue(`UPDATE merchants SET version = $1, updated_at = $2 WHERE id = $3`, r.StreamVersion, r.RecordedAt, r.StreamID)
-	}
+// merchantStream projects a merchant's stream onto its merchants row.
+type merchantStream struct{ m domain.Merchant }
+
+func (s *merchantStream) state() any { return s.m }
+
+func (s *merchantStream) fold(e domain.Event) { s.m = domain.ApplyMerchant(s.m, e) }
+
+func (s *merchantStream) rows(Rows, *domain.Record, domain.Event) {}
+
+var merchantChanges = []string{"name", "country", "currency", "payout_method", "bank_name", "account_number",
+	"phone_number", "lnurl", "version", "updated_at"}
+
+func (s *merchantStream) put(w Rows, r *domain.Record) {
+	m := s.m
+	w.Put(merchantsTable, m.ID, r.TenantID, m.Name, m.Country, m.Currency, m.PayoutMethod, m.BankName,
+		m.AccountNumber, m.PhoneNumber, m.LNURL, r.StreamVersion, r.RecordedAt, r.RecordedAt)
+}
+
+func (s *merchantStream) update(w Rows, last *domain.Record) {
+	m := s.m
+	w.Update(merchantsTable, []any{last.StreamID}, merchantChanges, m.Name, m.Country, m.Currency, m.PayoutMethod,
+		m.BankName, m.AccountNumber, m.PhoneNumber, m.LNURL, last.StreamVersion, last.RecordedAt)
 }
 
 const merchantColumns = `id, name, country, currency, payout_method, bank_name, account_number, phone_number, lnurl,

@@ -13,105 +13,61 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// projectPayment queues the statements that apply one payment event to the
-// payments read models.
-func projectPayment(b *pgx.Batch, r domain.Record, e domain.Event) {
+// paymentStream projects a payment's stream: the payments row holds the
+// payment's state as JSON (the Payment's own encoding, which the reads
+// decode), and each status event of a payment with a webhookUrl adds its
+// webhook delivery with the payment as that event left it.
+type paymentStream struct {
+	p       domain.Payment
+	encoded string // p's JSON while p is unchanged since it was encoded
+}
+
+func (s *paymentStream) state() any { return s.p }
+
+func (s *paymentStream) json() string {
+	if s.encoded == "" {
+		s.encoded = JSONOf(s.p)
+	}
+	return s.encoded
+}
+
+func (s *paymentStream) fold(e domain.Event) { s.p, s.encoded = domain.ApplyPayment(s.p, e), "" }
+
+func (s *paymentStream) rows(w Rows, r *domain.Record, e domain.Event) {
 	switch e := e.(type) {
 	case domain.PaymentCreated:
-		// The event's data is the payment's JSON (PaymentCreated embeds
-		// Payment), so it is the row's state as it is, and the state its
-		// delivery carries.
-		b.Queue(`INSERT INTO payments (id, tenant_id, user_id, merchant_id, status, state, version, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, r.StreamID, r.TenantID, e.UserID, e.MerchantID, e.Status,
-			string(r.Data), r.StreamVersion, r.RecordedAt)
-		b.Queue(`INSERT INTO payment_deadlines (payment_id, tenant_id, expires_at) VALUES ($1, $2, $3)`,
-			r.StreamID, r.TenantID, e.ExpiresAt)
-		if e.WebhookURL != "" {
-			b.Queue(`INSERT INTO webhook_deliveries (event_id, tenant_id, payment_id, stream_version, type, occurred_at, payment, next_attempt_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $6)`, r.ID, r.TenantID, r.StreamID, r.StreamVersion, r.Type, r.RecordedAt, string(r.Data))
-		}
+		w.Put(paymentDeadlinesTable, r.StreamID, r.TenantID, e.ExpiresAt)
+		s.queueDelivery(w, r)
 	case domain.PaymentDocumentAttached:
-		b.Queue(`INSERT INTO payment_documents (id, tenant_id, payment_id, file_name, content_type, size, sha256, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, e.DocumentID, r.TenantID, r.StreamID, e.FileName, e.ContentType,
-			e.Size, e.SHA256, e.At)
-		mergePayment(b, r, e, false)
-	case domain.PaymentWebhookAttempted:
-		projectWebhookAttempt(b, r, e)
+		w.Put(paymentDocumentsTable, e.DocumentID, r.TenantID, r.StreamID, e.FileName, e.ContentType, e.Size, e.SHA256, e.At)
 	default:
-		status := domain.StatusOf(e)
-		mergePayment(b, r, e, status != "")
-		if status != "" && status != domain.StatusTransferring && status != domain.StatusSuccess { // those two never follow created
-			b.Queue(`DELETE FROM payment_deadlines WHERE payment_id = $1`, r.StreamID)
+		if domain.StatusOf(e) == "" {
+			return
+		}
+		s.queueDelivery(w, r)
+		if s.p.Status != domain.StatusTransferring && s.p.Status != domain.StatusSuccess { // those two never follow created
+			w.Delete(paymentDeadlinesTable, r.StreamID)
 		}
 	}
 }
 
-// projectWebhookAttempt records an attempt and moves its delivery on: gone
-// from the work list after a 2xx, pending until the next attempt, or
-// exhausted. A delivered row is deleted rather than marked: nothing reads
-// it again (webhook_attempts is its history), and a delete writes neither
-// a new row version nor another copy of its payment.
-//
-// The attempt is appended at the stream's head (eventstore.Store.AppendAtHead),
-// so r.StreamVersion is not known here: nothing of the payment changes but
-// its version, which is one more than the row's, since every event of the
-// stream moves the row in the event's own transaction. Its large state is
-// neither rebuilt nor written again.
-//
-// The three writes are one statement (data-modifying CTEs run whatever the
-// outer statement returns): every webhook sent records an attempt, and each
-// statement of a batch costs the server a bind and an executor start.
-func projectWebhookAttempt(b *pgx.Batch, r domain.Record, e domain.PaymentWebhookAttempted) {
-	delivery := `DELETE FROM webhook_deliveries WHERE event_id = $3`
-	args := []any{r.RecordedAt, r.StreamID, e.EventID, e.Attempt, r.TenantID, e.Type, e.At, e.StatusCode, e.DurationMs, e.Error}
-	if !e.Delivered {
-		status := "pending"
-		if e.NextAttemptAt == nil {
-			status = "exhausted"
-		}
-		delivery = `UPDATE webhook_deliveries SET status = $11, attempts = $4, next_attempt_at = coalesce($12, next_attempt_at),
-			lease_until = NULL WHERE event_id = $3`
-		args = append(args, status, e.NextAttemptAt)
+// queueDelivery adds the webhook delivery of the status event r, when the
+// payment has a webhookUrl.
+func (s *paymentStream) queueDelivery(w Rows, r *domain.Record) {
+	if s.p.WebhookURL != "" {
+		w.Put(webhookDeliveriesTable, r.ID, r.TenantID, r.StreamID, r.StreamVersion, r.Type, r.RecordedAt, s.json(), r.RecordedAt)
 	}
-	b.Queue(`WITH attempt AS (
-			INSERT INTO webhook_attempts (event_id, attempt, tenant_id, payment_id, type, at, status_code, duration_ms, error)
-			VALUES ($3, $4, $5, $2, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING),
-		delivery AS (`+delivery+`)
-		UPDATE payments SET version = version + 1, updated_at = $1 WHERE id = $2`, args...)
 }
 
-// mergePayment merges what e changes into the row's state
-// (domain.PaymentChanges, the same fold as domain.ApplyPayment) and appends
-// its status-log line. The state is stored as json (migration 0014) and
-// merged as jsonb: the sub-select parses it once (OFFSET 0 keeps the
-// planner from pulling it up, which would cast the state once per use),
-// and the assignment stores the merged value's text. With delivery (a
-// status event), the same statement adds the event's webhook delivery when
-// the payment has a webhookUrl, with the state it has just written: no
-// second statement reads the row back and decompresses its state.
-func mergePayment(b *pgx.Batch, r domain.Record, e domain.Event, delivery bool) {
-	changes, line := domain.PaymentChanges(e)
-	if changes == nil {
-		changes = map[string]any{}
-	}
-	status := domain.StatusOf(e)
-	entry := "[]"
-	if line != nil {
-		entry = "[" + JSONOf(line) + "]"
-	}
-	update := `UPDATE payments SET state = (SELECT jsonb_set(s || $1::jsonb, '{statusLogs}', (s->'statusLogs') || $2::jsonb)
-				FROM (SELECT state::jsonb OFFSET 0) AS stored(s)),
-			status = coalesce(nullif($3, ''), status), version = $4, updated_at = $5
-		WHERE id = $6`
-	args := []any{JSONOf(changes), entry, status, r.StreamVersion, r.RecordedAt, r.StreamID}
-	if !delivery {
-		b.Queue(update, args...)
-		return
-	}
-	b.Queue(`WITH p AS (`+update+` RETURNING tenant_id, state)
-		INSERT INTO webhook_deliveries (event_id, tenant_id, payment_id, stream_version, type, occurred_at, payment, next_attempt_at)
-		SELECT $7, tenant_id, $6, $4, $8, $5, state, $5 FROM p WHERE coalesce(state->>'webhookUrl', '') <> ''`,
-		append(args, r.ID, r.Type)...)
+var paymentChanges = []string{"status", "state", "version", "updated_at"}
+
+func (s *paymentStream) put(w Rows, r *domain.Record) {
+	w.Put(paymentsTable, s.p.ID, r.TenantID, s.p.UserID, s.p.MerchantID, s.p.Status, s.json(), r.StreamVersion,
+		r.RecordedAt, r.RecordedAt)
+}
+
+func (s *paymentStream) update(w Rows, last *domain.Record) {
+	w.Update(paymentsTable, []any{last.StreamID}, paymentChanges, s.p.Status, s.json(), last.StreamVersion, last.RecordedAt)
 }
 
 const paymentColumns = `state, version, updated_at`

@@ -32,7 +32,7 @@ func TestWebhookAttemptUpdatesThePaymentInPlace(t *testing.T) {
 		Type: attempt.EventType(), RecordedAt: at.Add(time.Second)}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
-		projectPayment(b, rec, attempt)
+		projectWebhookAttempt(b, rec, attempt)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}

@@ -11,18 +11,6 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// projectPostings queues the posting lines an event carries as its
-// ledger_entries row, line n in element n of each array (migration 0015).
-func projectPostings(b *pgx.Batch, r domain.Record, ps []domain.Posting) {
-	accounts, currencies, sides, amounts := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
-	for i, p := range ps {
-		accounts[i], currencies[i], sides[i], amounts[i] = p.Account, p.Currency, p.Side, p.Amount.String()
-	}
-	b.Queue(`INSERT INTO ledger_entries (event_id, tenant_id, recorded_at, accounts, currencies, sides, amounts)
-		VALUES ($1, $2, $3, $4, $5, $6, $7::numeric[])`,
-		r.ID, r.TenantID, r.RecordedAt, accounts, currencies, sides, amounts)
-}
-
 // TrialBalance sums a tenant's posting lines recorded up to asOf (the zero
 // time: all), by account and currency.
 func (q *Reader) TrialBalance(ctx context.Context, tenantID uuid.UUID, asOf time.Time) ([]domain.AccountBalance, error) {

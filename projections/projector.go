@@ -6,7 +6,6 @@ package projections
 
 import (
 	"embed"
-	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -18,36 +17,18 @@ import (
 //go:embed migrations/*.sql
 var Migrations embed.FS
 
-// Projector applies records to every read model. It satisfies
-// eventstore.Projector.
+// Projector writes the read models of appended records in the append's
+// transaction. It satisfies eventstore.Projector.
 type Projector struct{}
 
-// Project queues the statements that apply recs, in order, on b. They run in
-// the append's pipeline, after the events' insert and in its transaction,
-// and their results are never read: each statement stands on its own.
-func (Projector) Project(b *pgx.Batch, recs []domain.Record) error {
-	for _, r := range recs {
-		e, err := r.Decode()
-		if err != nil {
-			return fmt.Errorf("project %s %s: %w", r.Type, r.ID, err)
-		}
-		switch r.StreamType {
-		case "tenant":
-			projectTenant(b, r, e)
-		case "user":
-			projectUser(b, r, e)
-		case "merchant":
-			projectMerchant(b, r, e)
-		case "payment":
-			projectPayment(b, r, e)
-		case "dashboard_user":
-			projectDashboardUser(b, r, e)
-		}
-		if ps := domain.PostingsOf(e); len(ps) > 0 {
-			projectPostings(b, r, ps)
-		}
-	}
-	return nil
+// Project queues the statements that apply recs, one stream's new records
+// in order, to the read models, given the stream's state before them (nil
+// for a new stream), on b. They run in the append's pipeline, after the
+// events' insert and in its transaction, and their results are never read:
+// each statement stands on its own.
+func (Projector) Project(b *pgx.Batch, before any, recs []domain.Record) error {
+	_, err := ProjectStream(sqlRows{b}, before, recs)
+	return err
 }
 
 // Reader answers the read models' queries.

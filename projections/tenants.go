@@ -11,20 +11,33 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-func projectTenant(b *pgx.Batch, r domain.Record, e domain.Event) {
+// tenantStream projects a tenant's stream: its tenants row and its api_keys.
+type tenantStream struct{ t domain.Tenant }
+
+func (s *tenantStream) state() any { return s.t }
+
+func (s *tenantStream) fold(e domain.Event) { s.t = domain.ApplyTenant(s.t, e) }
+
+func (s *tenantStream) rows(w Rows, r *domain.Record, e domain.Event) {
 	switch e := e.(type) {
-	case domain.TenantCreated:
-		b.Queue(`INSERT INTO tenants (id, name, owner_user_id, version, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $5)`, e.TenantID, e.Name, e.OwnerUserID, r.StreamVersion, r.RecordedAt)
-		return
 	case domain.APIKeyCreated:
-		b.Queue(`INSERT INTO api_keys (api_key, tenant_id, secret_hash, created_at) VALUES ($1, $2, $3, $4)`,
-			e.APIKey, r.TenantID, e.SecretHash, r.RecordedAt)
+		w.Put(apiKeysTable, e.APIKey, r.TenantID, e.SecretHash, r.RecordedAt, nil)
 	case domain.APIKeyRevoked:
-		b.Queue(`UPDATE api_keys SET revoked_at = $3 WHERE api_key = $1 AND tenant_id = $2`,
-			e.APIKey, r.TenantID, r.RecordedAt)
+		w.Update(apiKeysTable, []any{e.APIKey}, apiKeyRevocation, r.RecordedAt)
 	}
-	b.Queue(`UPDATE tenants SET version = $2, updated_at = $3 WHERE id = $1`, r.StreamID, r.StreamVersion, r.RecordedAt)
+}
+
+var (
+	apiKeyRevocation = []string{"revoked_at"}
+	tenantChanges    = []string{"name", "owner_user_id", "version", "updated_at"}
+)
+
+func (s *tenantStream) put(w Rows, r *domain.Record) {
+	w.Put(tenantsTable, s.t.ID, s.t.Name, s.t.OwnerUserID, r.StreamVersion, r.RecordedAt, r.RecordedAt)
+}
+
+func (s *tenantStream) update(w Rows, last *domain.Record) {
+	w.Update(tenantsTable, []any{last.StreamID}, tenantChanges, s.t.Name, s.t.OwnerUserID, last.StreamVersion, last.RecordedAt)
 }
 
 // Credential returns the API key key, or a NotFound error.

@@ -27,8 +27,9 @@ type appender struct {
 	store    *eventstore.Store
 	meta     domain.Metadata
 	streams  []domain.StreamRef
-	versions []int         // versions[w] is written only by worker w
-	appended *atomic.Int64 // every event appended, setup included, for the relay check
+	versions []int           // versions[w] is written only by worker w
+	states   []domain.Tenant // states[w]: worker w's tenant, as its key events are decided on
+	appended *atomic.Int64   // every event appended, setup included, for the relay check
 	// committed, when set, is told the events of each timed append once
 	// Append has returned (the relay watcher's commit-to-subscriber lag).
 	committed func([]domain.Record)
@@ -39,7 +40,7 @@ type appender struct {
 // would have written.
 func newAppender(ctx context.Context, store *eventstore.Store, meta domain.Metadata, workers int, appended *atomic.Int64) (*appender, error) {
 	a := &appender{store: store, meta: meta, streams: make([]domain.StreamRef, workers),
-		versions: make([]int, workers), appended: appended}
+		versions: make([]int, workers), states: make([]domain.Tenant, workers), appended: appended}
 	for w := range workers {
 		id, owner := uuid.New(), uuid.New()
 		key := newAPIKeyEvent()
@@ -59,6 +60,9 @@ func newAppender(ctx context.Context, store *eventstore.Store, meta domain.Metad
 		}
 		appended.Add(int64(len(recs)))
 		a.streams[w], a.versions[w] = tenant, len(tenantEvents)
+		for _, e := range tenantEvents {
+			a.states[w] = domain.ApplyTenant(a.states[w], e)
+		}
 	}
 	return a, nil
 }
@@ -66,7 +70,7 @@ func newAppender(ctx context.Context, store *eventstore.Store, meta domain.Metad
 // op appends one tenant.api_key_created event to worker w's stream.
 func (a *appender) op(ctx context.Context, w int) error {
 	recs, err := a.store.Append(ctx, a.meta, eventstore.Batch{
-		Stream: a.streams[w], Expected: a.versions[w], Events: []domain.Event{newAPIKeyEvent()}})
+		Stream: a.streams[w], Expected: a.versions[w], State: a.states[w], Events: []domain.Event{newAPIKeyEvent()}})
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", a.streams[w].ID, err)
 	}

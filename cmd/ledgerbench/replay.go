@@ -38,12 +38,10 @@ type replayConfig struct {
 	sizes       []int64
 	runs        int
 	connections int
-	batch       int
 	out         string
 	keep        bool
 	cpuProfile  string
 	profile     io.Writer // open cpuProfile, nil without
-	via         bool
 	audit       bool
 	ledgerctl   string // binary; built when empty and audit is on
 }
@@ -57,10 +55,8 @@ func parseReplayFlags(args []string, stderr io.Writer) (replayConfig, error) {
 	sizes := fs.String("events", "1000000", "comma-separated history sizes (events seeded), e.g. 100000,1000000")
 	fs.IntVar(&c.runs, "runs", 2, "rebuilds per size (the first into empty read models, the next ones replacing full ones; 0: seed only, with -keep)")
 	fs.IntVar(&c.connections, "connections", 0, "apply connections of the rebuild (0: its default)")
-	fs.IntVar(&c.batch, "batch", 0, "events per pipelined batch of the rebuild (0: its default)")
 	fs.StringVar(&c.out, "out", "bench-replay.json", "JSON report path")
 	fs.BoolVar(&c.keep, "keep", false, "keep the databases for inspection")
-	fs.BoolVar(&c.via, "via-projector", false, "replay every event through the projector's statements (the reference path) instead of the fold and COPY")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the rebuilds (not the seeding) to this file")
 	fs.BoolVar(&c.audit, "audit", true, "after the rebuilds of each size, time ledgerctl audit verify over the same history")
 	fs.StringVar(&c.ledgerctl, "ledgerctl", "", "ledgerctl binary for -audit (default: go build ./cmd/ledgerctl)")
@@ -98,8 +94,6 @@ type replayParams struct {
 	Sizes          []int64 `json:"sizes"`
 	Runs           int     `json:"runs"`
 	Connections    int     `json:"connections"`
-	BatchEvents    int     `json:"batchEvents"`
-	ViaProjector   bool    `json:"viaProjector"`
 }
 
 type replaySize struct {
@@ -118,7 +112,7 @@ type replayRun struct {
 	Seconds         float64      `json:"seconds"`
 	EventsPerSecond float64      `json:"eventsPerSecond"`
 	Events          int64        `json:"events"`
-	Statements      int64        `json:"statements"`    // projector statements (catch-up, and every event with -via-projector)
+	Statements      int64        `json:"statements"`    // projector statements (catch-up)
 	RowsCopied      int64        `json:"rowsCopied"`    // rows the fold wrote with COPY
 	ReplaySeconds   float64      `json:"replaySeconds"` // the bulk replay
 	FinishSeconds   float64      `json:"finishSeconds"` // logging, indexes, foreign keys, analyze
@@ -175,9 +169,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func measureReplay(ctx context.Context, cfg replayConfig, stderr io.Writer) (*replayReport, error) {
 	rep := replayReport{Mode: "replay", StartedAt: time.Now().UTC(),
 		Params: replayParams{DatabaseServer: redactURL(cfg.databaseURL), Sizes: cfg.sizes, Runs: cfg.runs,
-			Connections: cfg.connections, BatchEvents: cfg.batch, ViaProjector: cfg.via},
+			Connections: cfg.connections},
 		Notes: []string{
-			"rebuild = rebuild.Run(\"all\"), what ledgerctl projections rebuild runs: shadow tables, bulk replay (the fold and COPY, or with -via-projector the projector's statements), indexes and foreign keys, catch-up, locked swap",
+			"rebuild = rebuild.Run(\"all\"), what ledgerctl projections rebuild runs: shadow tables, bulk replay (each stream projected by the one fold, its rows COPYed), indexes and foreign keys, catch-up, locked swap",
 			"events are seeded sequenced (positions and hash chains) with COPY; the read models start empty, so the first rebuild fills them and later ones replace full ones",
 			"memory is this process's (Postgres's is not counted); peak RSS is VmHWM after writing 5 to /proc/self/clear_refs",
 		}}
@@ -302,7 +296,7 @@ func timeRebuild(ctx context.Context, pool *pgxpool.Pool, cfg replayConfig, stde
 	mem := watchMemory()
 	restoreGC := rebuild.WithGC() // as ledgerctl projections rebuild runs
 	stats, err := rebuild.RunWith(ctx, pool, "all", rebuild.Options{
-		Connections: cfg.connections, BatchEvents: cfg.batch, ViaProjector: cfg.via,
+		Connections: cfg.connections,
 		Progress: func(p rebuild.Progress) {
 			fmt.Fprintf(stderr, "  %-8s %9d events  %6.1fs\n", p.Phase, p.Events, p.Elapsed.Seconds())
 		}})

@@ -77,7 +77,7 @@ func commands() []command {
 			"sign new tokens with a new key, from 10 s on (old tokens stay valid; with --revoke-previous, a leaked key: nothing signed before verifies within 10 s, and the new key signs at once)", keysRotate},
 		{"keys rotate-master", "keys rotate-master --old FILE --new FILE",
 			"wrap every stored signing and sealing key with a new master key (every ledgerd must hold both first: LEDGER_MASTER_KEY_FILE=NEW,OLD)", keysRotateMaster},
-		{"projections rebuild", "projections rebuild [NAME] [--via-projector] [--json]",
+		{"projections rebuild", "projections rebuild [NAME] [--json]",
 			"rebuild read models (all, or " + strings.Join(rebuild.GroupNames()[1:], ", ") +
 				") from the first event into shadow tables, swapped in while ledgerd serves",
 			projectionsRebuild},

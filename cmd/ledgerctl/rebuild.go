@@ -23,11 +23,9 @@ type rebuildResult struct {
 	LockedEvents    int64            `json:"lockedEvents"`  // replayed while the live tables were locked
 	LockHeldMs      float64          `json:"lockHeldMs"`
 	SwapAttempts    int              `json:"swapAttempts"`
-	HandedStreams   int64            `json:"handedStreams"` // streams the fold left to the projector
 	ReplaySeconds   float64          `json:"replaySeconds"`
 	FinishSeconds   float64          `json:"finishSeconds"`
 	Seconds         float64          `json:"seconds"`
-	ViaProjector    bool             `json:"viaProjector"`
 }
 
 // projectionsRebuild is `ledgerctl projections rebuild [NAME]`: the read
@@ -36,9 +34,6 @@ type rebuildResult struct {
 // stderr, the result to stdout.
 func projectionsRebuild(ctx context.Context, db *database, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("projections rebuild", flag.ContinueOnError)
-	via := fs.Bool("via-projector", false,
-		"replay every event through the projector's SQL statements instead of the fold and COPY: ten times slower, "+
-			"and a failure names its event")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	name := "all"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") { // the name may come before the flags
@@ -51,7 +46,7 @@ func projectionsRebuild(ctx context.Context, db *database, args []string, stdout
 	case len(rest) == 1 && name == "all":
 		name = rest[0]
 	case len(rest) > 0:
-		return fmt.Errorf("usage: ledgerctl projections rebuild [NAME] [--via-projector] [--json]; NAME is one of %s",
+		return fmt.Errorf("usage: ledgerctl projections rebuild [NAME] [--json]; NAME is one of %s",
 			strings.Join(rebuild.GroupNames(), ", "))
 	}
 	if !slices.Contains(rebuild.GroupNames(), name) {
@@ -61,7 +56,7 @@ func projectionsRebuild(ctx context.Context, db *database, args []string, stdout
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	stats, err := rebuild.RunWith(ctx, db.pool, name, rebuild.Options{ViaProjector: *via,
+	stats, err := rebuild.RunWith(ctx, db.pool, name, rebuild.Options{
 		Progress: func(p rebuild.Progress) {
 			fmt.Fprintf(os.Stderr, "rebuild: %-8s %10d events  %6.1fs\n", p.Phase, p.Events, p.Elapsed.Seconds())
 		}})
@@ -71,8 +66,7 @@ func projectionsRebuild(ctx context.Context, db *database, args []string, stdout
 	res := rebuildResult{ReadModels: stats.Groups, Rows: stats.Tables, Events: stats.Events,
 		EventsPerSecond: stats.EventsPerSecond(), CatchUpEvents: stats.CatchUp, LockedEvents: stats.Locked,
 		LockHeldMs: float64(stats.LockHeld.Microseconds()) / 1000, SwapAttempts: stats.SwapAttempts,
-		HandedStreams: stats.Handed, ReplaySeconds: stats.Replay.Seconds(), FinishSeconds: stats.Finish.Seconds(),
-		Seconds: stats.Total.Seconds(), ViaProjector: *via}
+		ReplaySeconds: stats.Replay.Seconds(), FinishSeconds: stats.Finish.Seconds(), Seconds: stats.Total.Seconds()}
 	if *asJSON {
 		return printJSON(stdout, res)
 	}
@@ -86,9 +80,6 @@ func printRebuild(w io.Writer, r rebuildResult) error {
 		time.Duration(r.Seconds*float64(time.Second)).Round(time.Millisecond), r.EventsPerSecond)
 	fmt.Fprintf(&b, "  replay %.1fs, indexes and keys %.1fs; %d events appended meanwhile, %d of them under the lock (held %.1f ms, attempt %d)\n",
 		r.ReplaySeconds, r.FinishSeconds, r.CatchUpEvents+r.LockedEvents, r.LockedEvents, r.LockHeldMs, r.SwapAttempts)
-	if r.HandedStreams > 0 {
-		fmt.Fprintf(&b, "  %d streams replayed through the projector's statements\n", r.HandedStreams)
-	}
 	tables := make([]string, 0, len(r.Rows))
 	for t := range r.Rows {
 		tables = append(tables, t)

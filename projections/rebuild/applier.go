@@ -3,141 +3,134 @@ package rebuild
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"strings"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/eventrow"
 	"github.com/ledger/ledger/projections"
 )
 
-// statementTargets finds the tables a projection statement writes: a
-// statement may write several with data-modifying CTEs. "DO UPDATE" (an
-// ON CONFLICT clause) and "FOR UPDATE" (a row lock) are matched only to be
-// skipped.
-var statementTargets = regexp.MustCompile(`(?i)\b(do\s+update|for\s+update|insert\s+into|update|delete\s+from)\s+([a-z_][a-z0-9_]*)`)
-
-// groupOf maps every table of Groups to its group's name.
-var groupOf = func() map[string]string {
-	m := map[string]string{}
-	for _, g := range Groups {
-		for _, t := range g.Tables {
-			m[t] = g.Name
-		}
-	}
-	return m
-}()
-
-// applier runs the projection's statements for records on one apply
-// connection, in pipelined batches, keeping only those that write the
-// rebuild's tables.
+// applier replays, after the bulk round, the events committed since: each
+// stream's new records projected by projections.ProjectStream from the
+// stream's state before them (its earlier events folded, their rows being
+// in the shadow tables already), as the statements the append runs, on one
+// apply connection, in one pipeline, keeping only the group's tables.
 type applier struct {
-	r       *rebuilder
-	conn    *pgx.Conn
-	batch   *pgx.Batch
-	recs    []domain.Record // the records with statements in batch
-	owners  []int           // owners[i]: index in recs of statement i's record
-	targets map[string]bool // statement SQL -> whether it writes a table being rebuilt
+	r     *rebuilder
+	conn  *pgx.Conn
+	batch *pgx.Batch
 }
 
 func (r *rebuilder) newApplier(conn *pgx.Conn) *applier {
-	return &applier{r: r, conn: conn, batch: &pgx.Batch{}, targets: map[string]bool{}}
+	return &applier{r: r, conn: conn, batch: &pgx.Batch{}}
 }
 
-// add queues the statements of recs, and sends the batch once it holds
-// BatchEvents events.
-func (a *applier) add(ctx context.Context, recs []domain.Record) error {
-	for _, rec := range recs {
-		before := len(a.batch.QueuedQueries)
-		if err := (projections.Projector{}).Project(a.batch, []domain.Record{rec}); err != nil {
+// groupRows keeps the writes to the tables being rebuilt.
+type groupRows struct {
+	keep map[string]bool
+	w    projections.Rows
+}
+
+func (g groupRows) Put(t *projections.Table, row ...any) {
+	if g.keep[t.Name] {
+		g.w.Put(t, row...)
+	}
+}
+
+func (g groupRows) Update(t *projections.Table, key []any, columns []string, values ...any) {
+	if g.keep[t.Name] {
+		g.w.Update(t, key, columns, values...)
+	}
+}
+
+func (g groupRows) Delete(t *projections.Table, key ...any) {
+	if g.keep[t.Name] {
+		g.w.Delete(t, key...)
+	}
+}
+
+// apply projects recs, read in q's snapshot in any order of streams but
+// each stream's in version order, and sends their statements.
+func (a *applier) apply(ctx context.Context, q pgx.Tx, recs []domain.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	var order []uuid.UUID
+	streams := map[uuid.UUID][]domain.Record{}
+	for _, r := range recs {
+		if _, ok := streams[r.StreamID]; !ok {
+			order = append(order, r.StreamID)
+		}
+		streams[r.StreamID] = append(streams[r.StreamID], r)
+	}
+	earlier, err := earlierRecords(ctx, q, streams)
+	if err != nil {
+		return err
+	}
+	w := groupRows{keep: a.r.keep, w: projections.StatementRows(a.batch)}
+	for _, id := range order {
+		before, err := projections.FoldStream(nil, earlier[id])
+		if err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
-		kept := a.batch.QueuedQueries[:before]
-		for _, q := range a.batch.QueuedQueries[before:] {
-			keep, err := a.keeps(q.SQL)
-			if err != nil {
-				return err
-			}
-			if keep {
-				kept = append(kept, q)
-			}
+		if _, err := projections.ProjectStream(w, before, streams[id]); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
 		}
-		clear(a.batch.QueuedQueries[len(kept):])
-		a.batch.QueuedQueries = kept
-		if len(kept) > before {
-			a.recs = append(a.recs, rec)
-			for range len(kept) - before {
-				a.owners = append(a.owners, len(a.recs)-1)
-			}
-		}
-		a.r.events.Add(1)
-		if len(a.recs) >= a.r.opt.BatchEvents {
-			if err := a.flush(ctx); err != nil {
-				return err
-			}
-		}
+		a.r.events.Add(int64(len(streams[id])))
 	}
-	return nil
+	return a.flush(ctx)
 }
 
-// keeps tells whether a statement writes one of the tables being rebuilt.
-// A statement writing a table of no group is an error: a new read model
-// must join a group (or the document store's list) before rebuilds run.
-func (a *applier) keeps(sql string) (bool, error) {
-	if keep, ok := a.targets[sql]; ok {
-		return keep, nil
-	}
-	var keep bool
-	var tables []string
-	for _, m := range statementTargets.FindAllStringSubmatch(sql, -1) {
-		if verb := strings.ToLower(m[1]); strings.HasPrefix(verb, "do") || strings.HasPrefix(verb, "for") {
-			continue
+// earlierRecords reads, in q's snapshot, each stream's records before the
+// first of its new ones.
+func earlierRecords(ctx context.Context, q pgx.Tx, streams map[uuid.UUID][]domain.Record) (map[uuid.UUID][]domain.Record, error) {
+	ids, firsts := make([]uuid.UUID, 0, len(streams)), make([]int, 0, len(streams))
+	for id, recs := range streams {
+		if recs[0].StreamVersion > 1 {
+			ids, firsts = append(ids, id), append(firsts, recs[0].StreamVersion)
 		}
-		if _, ok := groupOf[m[2]]; !ok {
-			return false, fmt.Errorf("rebuild: the projection writes %s, which is in no rebuild group", m[2])
-		}
-		if len(tables) > 0 && groupOf[m[2]] != groupOf[tables[0]] {
-			// Rebuilding one group would have to run half of it.
-			return false, fmt.Errorf("rebuild: the projection statement %q writes %s and %s, of different groups",
-				statementHead(sql), tables[0], m[2])
-		}
-		tables, keep = append(tables, m[2]), a.r.keep[m[2]]
 	}
-	if len(tables) == 0 {
-		return false, fmt.Errorf("rebuild: cannot tell which table the projection statement %q writes", statementHead(sql))
+	earlier := map[uuid.UUID][]domain.Record{}
+	if len(ids) == 0 {
+		return earlier, nil
 	}
-	a.targets[sql] = keep
-	return keep, nil
+	rows, err := q.Query(ctx, `SELECT `+eventrow.Columns+` FROM public.events e
+		JOIN unnest($1::uuid[], $2::int[]) AS s(stream, first) ON e.stream_id = s.stream AND e.stream_version < s.first
+		ORDER BY e.stream_id, e.stream_version`, ids, firsts)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild: read events: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r domain.Record
+		dest, done := eventrow.Dest(&r)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("rebuild: read events: %w", err)
+		}
+		if err := done(); err != nil {
+			return nil, fmt.Errorf("rebuild: %w", err)
+		}
+		earlier[r.StreamID] = append(earlier[r.StreamID], r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("rebuild: read events: %w", err)
+	}
+	return earlier, nil
 }
 
-func statementHead(sql string) string {
-	f := strings.Fields(sql)
-	return strings.Join(f[:min(len(f), 4)], " ")
-}
-
-// flush sends the queued statements in one pipeline and names the event
-// whose statement failed, if one did.
+// flush sends the queued statements in one pipeline.
 func (a *applier) flush(ctx context.Context) error {
-	n := len(a.batch.QueuedQueries)
+	n := a.batch.Len()
 	if n == 0 {
 		return nil
 	}
-	br := a.conn.SendBatch(ctx, a.batch)
-	var first error
-	for i := range n {
-		if _, err := br.Exec(); err != nil {
-			rec := a.recs[a.owners[i]]
-			first = fmt.Errorf("rebuild: replay %s %s (%s %s v%d): %s: %w", rec.Type, rec.ID, rec.StreamType, rec.StreamID,
-				rec.StreamVersion, statementHead(a.batch.QueuedQueries[i].SQL), err)
-			break
-		}
-	}
-	if err := br.Close(); first == nil && err != nil {
-		first = fmt.Errorf("rebuild: replay: %w", err)
-	}
+	err := a.conn.SendBatch(ctx, a.batch).Close()
 	a.r.stmts.Add(int64(n))
 	a.batch = &pgx.Batch{}
-	a.recs, a.owners = a.recs[:0], a.owners[:0]
-	return first
+	if err != nil {
+		return fmt.Errorf("rebuild: replay: %w", err)
+	}
+	return nil
 }

@@ -72,7 +72,7 @@ func (w *copier) copy(ctx context.Context, job copyJob) error {
 	e, ok := w.encoders[job.table]
 	if !ok {
 		var err error
-		if e, err = newCopyEncoder(ctx, w.conn, w.schema, job.table, foldColumns[job.table]); err != nil {
+		if e, err = newCopyEncoder(ctx, w.conn, w.schema, job.table, tables[job.table].Columns); err != nil {
 			return err
 		}
 		w.encoders[job.table] = e
@@ -132,10 +132,7 @@ func (e *copyEncoder) encode(i int, v any, buf []byte) ([]byte, error) {
 	}
 	p := &e.plans[i]
 	if t := reflect.TypeOf(v); p.typ != t {
-		plan := arrayPlanFor(e.m, e.oids[i], v) // copy_array.go
-		if plan == nil {
-			plan = e.m.PlanEncode(e.oids[i], pgtype.BinaryFormatCode, v)
-		}
+		plan := e.m.PlanEncode(e.oids[i], pgtype.BinaryFormatCode, v)
 		if plan == nil {
 			return e.m.Encode(e.oids[i], pgtype.BinaryFormatCode, v, buf) // its error
 		}

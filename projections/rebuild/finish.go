@@ -30,7 +30,6 @@ import (
 // out step by step, the phase ends close to half the steps' total
 // (figures: docs/performance.md, Replay).
 func (r *rebuilder) finishShadow(ctx context.Context) error {
-	var logged []string
 	var keySteps, indexSteps, analyzeSteps []*finishStep
 	var fks []func(context.Context, *pgx.Conn) error
 	sizes, err := r.shadowSizes(ctx)
@@ -42,10 +41,7 @@ func (r *rebuilder) finishShadow(ctx context.Context) error {
 	for _, d := range defs {
 		t := qualified(r.shadow, d.name)
 		var keys *finishStep
-		if r.opt.ViaProjector {
-			// its keys exist: the projector's round needed them (createShadow)
-			logged = append(logged, `ALTER TABLE `+t+` SET LOGGED`)
-		} else if stmts := r.keyStatements(d); len(stmts) > 0 {
+		if stmts := r.keyStatements(d); len(stmts) > 0 {
 			keys = newFinishStep(strings.Join(stmts, "; "))
 			keySteps = append(keySteps, keys)
 		}
@@ -76,17 +72,7 @@ func (r *rebuilder) finishShadow(ctx context.Context) error {
 			})
 		}
 	}
-	if err := r.onEveryConn(ctx, logged); err != nil {
-		return err
-	}
 	if err := runFinishSteps(ctx, r.conns, slices.Concat(keySteps, indexSteps, analyzeSteps)); err != nil {
-		if !r.opt.ViaProjector {
-			// A key or unique index the fold's rows break is a fold bug.
-			err = fmt.Errorf("%w (ledgerctl projections rebuild --via-projector names the event)", err)
-		}
-		return err
-	}
-	if err := r.applyHanded(ctx); err != nil {
 		return err
 	}
 	return r.onEveryConnDo(ctx, fks)

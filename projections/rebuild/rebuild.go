@@ -15,8 +15,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/ledger/ledger/domain"
 )
 
 // Group is a set of read-model tables that are rebuilt together: the
@@ -33,7 +31,7 @@ var Groups = []Group{
 	{Name: "tenants", Tables: []string{"tenants", "api_keys"}},
 	{Name: "users", Tables: []string{"users", "momo_accounts", "kyc_documents"}},
 	{Name: "merchants", Tables: []string{"merchants"}},
-	{Name: "payments", Tables: []string{"payments", "payment_documents", "payment_deadlines", "webhook_deliveries", "webhook_attempts"}},
+	{Name: "payments", Tables: []string{"payments", "payment_documents", "payment_deadlines"}},
 	{Name: "postings", Tables: []string{"ledger_entries"}},
 	{Name: "dashboard", Tables: []string{"dashboard_users", "dashboard_sessions"}},
 }
@@ -54,8 +52,6 @@ type Stats struct {
 	Events       int64            `json:"events"`       // events replayed, all rounds
 	Statements   int64            `json:"statements"`   // projection statements run on the shadow tables
 	Rows         int64            `json:"rows"`         // rows the fold wrote with COPY
-	ViaProjector bool             `json:"viaProjector"` // the bulk round used the projector, not the fold
-	Handed       int64            `json:"handed"`       // streams the fold handed to the projector
 	CatchUp      int64            `json:"catchUp"`      // events replayed after the bulk round
 	Locked       int64            `json:"locked"`       // events replayed while holding the locks
 	Rounds       int              `json:"rounds"`       // replay rounds, the locked one included
@@ -86,13 +82,6 @@ type Progress struct {
 type Options struct {
 	Progress    func(Progress) // called now and then, from one goroutine at a time; nil: never
 	Connections int            // apply (and COPY) connections for the bulk round; 0: 2
-	BatchEvents int            // events per pipelined batch of projector statements; 0: 1000
-
-	// ViaProjector replays the bulk round through the projector's
-	// statements too, as the catch-up rounds do, instead of the fold and
-	// COPY: much slower (a statement at a time), and the reference the fold
-	// is tested against.
-	ViaProjector bool
 }
 
 // Run rebuilds the read models of group ("all" or "" for every group)
@@ -149,9 +138,6 @@ func RunWith(ctx context.Context, pool *pgxpool.Pool, group string, opt Options)
 	if opt.Connections <= 0 {
 		opt.Connections = 2
 	}
-	if opt.BatchEvents <= 0 {
-		opt.BatchEvents = 1000
-	}
 	r := &rebuilder{pool: pool, opt: opt, start: time.Now(), keep: map[string]bool{}}
 	for _, g := range groups {
 		r.stats.Groups = append(r.stats.Groups, g.Name)
@@ -161,12 +147,10 @@ func RunWith(ctx context.Context, pool *pgxpool.Pool, group string, opt Options)
 		}
 	}
 	for _, t := range r.tables {
-		if _, ok := foldColumns[t]; !ok {
-			r.opt.ViaProjector = true // a read model the fold does not know yet
+		if _, ok := tables[t]; !ok {
+			return stats, fmt.Errorf("rebuild: the projection writes no table %s", t)
 		}
 	}
-	opt = r.opt
-	r.stats.ViaProjector = opt.ViaProjector
 	suffix := make([]byte, 6)
 	rand.Read(suffix)
 	r.shadow = "rebuild_" + hex.EncodeToString(suffix)
@@ -208,12 +192,7 @@ func RunWith(ctx context.Context, pool *pgxpool.Pool, group string, opt Options)
 
 	t := time.Now()
 	r.report("replay")
-	var cur cursor
-	if opt.ViaProjector {
-		cur, err = r.bulkRound(ctx, cursor{})
-	} else {
-		cur, err = r.foldRound(ctx)
-	}
+	cur, err := r.foldRound(ctx)
 	if err != nil {
 		return stats, err
 	}
@@ -249,14 +228,13 @@ func pickGroups(name string) ([]Group, error) {
 type rebuilder struct {
 	pool    *pgxpool.Pool
 	opt     Options
-	tables  []string          // the group's tables, in group order
-	keep    map[string]bool   // the same, as a set
-	defs    []tableDef        // the live tables' keys, indexes and foreign keys
-	shadow  string            // schema of the shadow tables
-	retired string            // schema the live tables move to at the swap
-	conns   []*pgx.Conn       // search_path = shadow; conns[0] also swaps
-	handed  [][]domain.Record // streams the fold handed over, for the projector once the keys are built
-	lz4     bool              // the server compresses TOAST with lz4
+	tables  []string        // the group's tables, in group order
+	keep    map[string]bool // the same, as a set
+	defs    []tableDef      // the live tables' keys, indexes and foreign keys
+	shadow  string          // schema of the shadow tables
+	retired string          // schema the live tables move to at the swap
+	conns   []*pgx.Conn     // search_path = shadow; conns[0] also swaps
+	lz4     bool            // the server compresses TOAST with lz4
 	start   time.Time
 
 	stats    Stats

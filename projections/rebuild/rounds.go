@@ -2,7 +2,6 @@ package rebuild
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"runtime"
@@ -40,8 +39,6 @@ const (
 
 // foldRound is the bulk round's fast path: every event of one snapshot, in
 // stream order, through the fold, its rows COPYed on every apply connection.
-// The streams the fold hands over wait in r.handed for the tables' keys
-// (applyHanded).
 func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 	tx, err := r.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
@@ -65,7 +62,7 @@ func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 					continue // drain
 				}
 				if err := w.copy(ctx, job); err != nil {
-					cancel(fmt.Errorf("rebuild: copy into %s: %w (ledgerctl projections rebuild --via-projector names the event)", job.table, err))
+					cancel(fmt.Errorf("rebuild: copy into %s: %w", job.table, err))
 					continue
 				}
 				r.rows.Add(int64(job.n))
@@ -136,26 +133,8 @@ func (r *rebuilder) foldRound(ctx context.Context) (cursor, error) {
 	if cause := context.Cause(ctx); cause != nil {
 		return next, cause
 	}
-	for _, f := range folders {
-		r.handed = append(r.handed, f.handed...)
-	}
 	r.stats.Rounds++
 	return next, nil
-}
-
-// applyHanded replays the streams the fold handed over through the
-// projector, whose statements need the shadow tables' keys.
-func (r *rebuilder) applyHanded(ctx context.Context) error {
-	a := r.newApplier(r.conns[0])
-	for _, recs := range r.handed {
-		r.stats.Handed++
-		if err := a.add(ctx, recs); err != nil {
-			return err
-		}
-		r.events.Add(-int64(len(recs))) // the fold counted them already
-	}
-	r.handed = nil
-	return a.flush(ctx)
 }
 
 // readStreams reads, in q's snapshot, every event of the rebuild's stream
@@ -188,8 +167,7 @@ func (r *rebuilder) readStreams(ctx context.Context, q pgx.Tx, fn func([]domain.
 		// copied into the current buffer (a record keeps its slice, and so
 		// the buffer, alive as long as it needs it).
 		// Each row is scanned into its place in the page (a record of its
-		// own escaped to the heap, an allocation an event), and its two
-		// type names are the domain's shared strings.
+		// own escaped to the heap, an allocation an event).
 		var data, streamType, typ pgtype.DriverBytes
 		var buf []byte
 		for rows.Next() {
@@ -200,7 +178,7 @@ func (r *rebuilder) readStreams(ctx context.Context, q pgx.Tx, fn func([]domain.
 				rows.Close()
 				return fmt.Errorf("rebuild: read events: %w", err)
 			}
-			rec.StreamType, rec.Type = domain.Intern(streamType), domain.Intern(typ)
+			rec.StreamType, rec.Type = string(streamType), string(typ)
 			if cap(buf)-len(buf) < len(data) {
 				buf = make([]byte, 0, max(dataBuffer, len(data)))
 			}
@@ -233,73 +211,34 @@ func hashID(id uuid.UUID) uint64 {
 	return h.Sum64()
 }
 
-// bulkRound replays, in one snapshot, the events after cur, spread over
-// every apply connection, and returns the new cursor.
-func (r *rebuilder) bulkRound(ctx context.Context, cur cursor) (cursor, error) {
+// catchUpRound replays, in one snapshot, the events after cur through the
+// applier, and returns the new cursor.
+func (r *rebuilder) catchUpRound(ctx context.Context, cur cursor) (cursor, error) {
 	tx, err := r.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return cur, fmt.Errorf("rebuild: snapshot: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	appliers := make([]*applier, len(r.conns))
-	feeds := make([]chan []domain.Record, len(r.conns))
-	var wg sync.WaitGroup
-	for i, c := range r.conns {
-		appliers[i] = r.newApplier(c)
-		feeds[i] = make(chan []domain.Record, 4)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a := appliers[i]
-			for recs := range feeds[i] {
-				if err := a.add(ctx, recs); err != nil {
-					cancel(err)
-					for range feeds[i] { // drain, so the reader never blocks
-					}
-					return
-				}
-				r.reportSometimes("replay")
-			}
-			if err := a.flush(ctx); err != nil {
-				cancel(err)
-			}
-		}()
-	}
-	buckets := make([][]domain.Record, len(r.conns))
-	next, err := r.scan(ctx, tx, cur, func(page []domain.Record) error {
-		for _, rec := range page {
-			h := fnv.New32a()
-			h.Write(rec.StreamID[:])
-			i := int(h.Sum32() % uint32(len(r.conns)))
-			buckets[i] = append(buckets[i], rec)
-		}
-		for i, b := range buckets {
-			if len(b) == 0 {
-				continue
-			}
-			select {
-			case feeds[i] <- b:
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			}
-			buckets[i] = nil
-		}
-		return nil
-	})
-	for _, f := range feeds {
-		close(f)
-	}
-	wg.Wait()
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return cur, cause
-	}
+	next, err := r.replayAfter(ctx, tx, cur, r.newApplier(r.conns[0]))
 	if err != nil {
 		return cur, err
 	}
 	r.stats.Rounds++
 	return next, nil
+}
+
+// replayAfter replays the events after cur that q's snapshot holds through
+// a, and returns the snapshot's cursor.
+func (r *rebuilder) replayAfter(ctx context.Context, q pgx.Tx, cur cursor, a *applier) (cursor, error) {
+	var recs []domain.Record
+	next, err := r.scan(ctx, q, cur, func(page []domain.Record) error {
+		recs = append(recs, page...)
+		return nil
+	})
+	if err != nil {
+		return cur, err
+	}
+	return next, a.apply(ctx, q, recs)
 }
 
 // recordColumns are read by readPage, in this order: the seq, then an

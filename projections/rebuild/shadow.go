@@ -136,13 +136,12 @@ type tableDef struct {
 	fks     [][2]string // foreign keys: name, definition (REFERENCES the shadow table within the group)
 }
 
-// createShadow creates the shadow schema and tables. The projector's
-// statements need the keys (their UPDATEs and ON CONFLICTs), so a bulk
-// round through the projector gets them now; the fold's COPYs do not, and
-// a key built once over a loaded table costs less than one kept up row by
-// row in stream order, which is random order for the postings' and webhook
-// attempts' keys (their event ids; figures: docs/performance.md, Replay). After the fold, finishShadow builds them with the indexes,
-// before anything else writes the tables.
+// createShadow creates the shadow schema and tables, without keys: a key
+// built once over a loaded table costs less than one kept up row by row in
+// stream order, which is random order for the postings' keys (their event
+// ids; figures: docs/performance.md, Replay). After the fold, finishShadow
+// builds them with the indexes, before the catch-up's statements (whose
+// UPDATEs and ON CONFLICTs need them) write the tables.
 func (r *rebuilder) createShadow(ctx context.Context) error {
 	defs, err := r.describe(ctx)
 	if err != nil {
@@ -153,10 +152,6 @@ func (r *rebuilder) createShadow(ctx context.Context) error {
 	if _, err := c.Exec(ctx, `CREATE SCHEMA `+ident(r.shadow)); err != nil {
 		return fmt.Errorf("rebuild: create schema: %w", err)
 	}
-	persistence := "" // the fold writes each row once: logging it then costs less than a rewrite later
-	if r.opt.ViaProjector {
-		persistence = "UNLOGGED " // the projector rewrites rows many times; SET LOGGED writes them once
-	}
 	for _, d := range defs {
 		// LIKE copies no storage parameters. The shadow's autovacuum is
 		// off until the swap: a table just loaded is the first autovacuum
@@ -166,7 +161,7 @@ func (r *rebuilder) createShadow(ctx context.Context) error {
 		// full deadlock_timeout, and the swap waits half that).
 		others, _ := splitAutovacuumSwitches(d.storage)
 		with := ` WITH (` + strings.Join(append(others, "autovacuum_enabled = false", "toast.autovacuum_enabled = false"), ", ") + `)`
-		if _, err := c.Exec(ctx, `CREATE `+persistence+`TABLE `+qualified(r.shadow, d.name)+
+		if _, err := c.Exec(ctx, `CREATE TABLE `+qualified(r.shadow, d.name)+
 			` (LIKE `+qualified("public", d.name)+` INCLUDING ALL EXCLUDING INDEXES)`+with); err != nil {
 			return fmt.Errorf("rebuild: create shadow %s: %w", d.name, err)
 		}
@@ -175,9 +170,6 @@ func (r *rebuilder) createShadow(ctx context.Context) error {
 				return fmt.Errorf("rebuild: create shadow %s: %w", d.name, err)
 			}
 		}
-	}
-	if r.opt.ViaProjector {
-		return r.addKeys(ctx)
 	}
 	return nil
 }
@@ -209,16 +201,6 @@ func autovacuumRestore(d tableDef) []string {
 		stmts = append(stmts, `ALTER TABLE `+table+` SET (`+strings.Join(set, ", ")+`)`)
 	}
 	return stmts
-}
-
-// addKeys adds the shadow tables' primary-key, unique and exclusion
-// constraints, with their live names, on every apply connection at once.
-func (r *rebuilder) addKeys(ctx context.Context) error {
-	var stmts []string
-	for _, d := range r.defs {
-		stmts = append(stmts, r.keyStatements(d)...)
-	}
-	return r.onEveryConn(ctx, stmts)
 }
 
 // keyStatements are the statements adding d's primary-key, unique and

@@ -10,15 +10,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/ledger/ledger/domain"
 )
 
 // swap catches up, then swaps the shadow tables in.
 func (r *rebuilder) swap(ctx context.Context, cur cursor) error {
 	catchUp := func() error {
 		before := r.events.Load()
-		next, err := r.bulkRound(ctx, cur)
+		next, err := r.catchUpRound(ctx, cur)
 		if err != nil {
 			return err
 		}
@@ -103,23 +101,10 @@ func (r *rebuilder) trySwap(ctx context.Context, cur cursor, timeout time.Durati
 	}
 	locked := time.Now()
 	before := r.events.Load()
-	a := r.newApplier(c)
-	if _, err := r.scan(ctx, tx, cur, func(page []domain.Record) error { return a.add(ctx, page) }); err != nil {
+	if _, err := r.replayAfter(ctx, tx, cur, r.newApplier(c)); err != nil {
 		return err
 	}
-	if err := a.flush(ctx); err != nil {
-		return err
-	}
-	var stmts []string
-	if r.keep["webhook_deliveries"] {
-		// The one column of a read model that no event records: a
-		// dispatcher's lease on a delivery it is sending. Carried over, so
-		// the rebuild makes no other dispatcher send it again meanwhile.
-		stmts = append(stmts, `UPDATE `+qualified(r.shadow, "webhook_deliveries")+` s SET lease_until = l.lease_until
-			FROM public.webhook_deliveries l
-			WHERE l.status = 'pending' AND l.lease_until IS NOT NULL AND s.event_id = l.event_id AND s.status = 'pending'`)
-	}
-	stmts = append(stmts, `CREATE SCHEMA `+ident(r.retired))
+	stmts := []string{`CREATE SCHEMA ` + ident(r.retired)}
 	for _, d := range r.defs {
 		stmts = append(stmts, `ALTER TABLE `+qualified("public", d.name)+` SET SCHEMA `+ident(r.retired),
 			`ALTER TABLE `+qualified(r.shadow, d.name)+` SET SCHEMA public`)
