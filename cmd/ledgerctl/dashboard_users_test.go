@@ -7,6 +7,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/projections"
 )
 
 // TestDashboardUserAdd: the command prints a one-time link whose token is
@@ -69,13 +76,14 @@ func TestDashboardUserDisable(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.run("dashboard-user", "add", "--tenant", tn.TenantID, "--email", "ops@acme.test")), &u); err != nil {
 		t.Fatal(err)
 	}
-	// A password and an open session, as if the link had been used and the
-	// user had signed in.
-	if _, err := e.pool.Exec(e.ctx, `UPDATE dashboard_users SET password_hash = 'argon' WHERE id = $1`, u.DashboardUserID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.pool.Exec(e.ctx, `INSERT INTO dashboard_sessions (session_hash, user_id, tenant_id, created_at, expires_at)
-		VALUES ('open', $1, $2, now(), now() + interval '1 hour')`, u.DashboardUserID, tn.TenantID); err != nil {
+	// A password and an open session: the link was used and the user signed in.
+	store := eventstore.New(e.pool, projections.Projector{}, nil)
+	ref := domain.StreamRef{TenantID: uuid.MustParse(tn.TenantID), Type: "dashboard_user", ID: uuid.MustParse(u.DashboardUserID)}
+	if _, err := eventstore.Execute(e.ctx, store, ref, domain.Metadata{Actor: "test"}, domain.ApplyDashboardUser,
+		func(domain.DashboardUser) ([]domain.Event, error) {
+			return []domain.Event{domain.DashboardPasswordSet{PasswordHash: "argon"},
+				domain.DashboardSignedIn{SessionHash: "open", ExpiresAt: time.Now().Add(time.Hour)}}, nil
+		}); err != nil {
 		t.Fatal(err)
 	}
 	e.run("dashboard-user", "disable", "--email", "OPS@acme.test")
