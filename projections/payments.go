@@ -19,19 +19,20 @@ import (
 // webhook delivery with the payment as that event left it.
 type paymentStream struct {
 	p       domain.Payment
-	encoded string // p's JSON while p is unchanged since it was encoded
+	encoded []byte // p's JSON while p is unchanged since it was encoded
 }
 
 func (s *paymentStream) state() any { return s.p }
 
-func (s *paymentStream) json() string {
-	if s.encoded == "" {
-		s.encoded = JSONOf(s.p)
+// json is the payment's state as the payments row and a delivery hold it.
+func (s *paymentStream) json() []byte {
+	if s.encoded == nil {
+		s.encoded, _ = json.Marshal(s.p) // a Payment always encodes
 	}
 	return s.encoded
 }
 
-func (s *paymentStream) fold(e domain.Event) { s.p, s.encoded = domain.ApplyPayment(s.p, e), "" }
+func (s *paymentStream) fold(e domain.Event) { s.p, s.encoded = domain.ApplyPayment(s.p, e), nil }
 
 func (s *paymentStream) rows(w Rows, r *domain.Record, e domain.Event) {
 	switch e := e.(type) {
@@ -54,7 +55,7 @@ func (s *paymentStream) rows(w Rows, r *domain.Record, e domain.Event) {
 // queueDelivery adds the webhook delivery of the status event r, when the
 // payment has a webhookUrl.
 func (s *paymentStream) queueDelivery(w Rows, r *domain.Record) {
-	if s.p.WebhookURL != "" {
+	if s.p.WebhookURL != "" && w.Keeps(webhookDeliveriesTable) {
 		w.Put(webhookDeliveriesTable, r.ID, r.TenantID, r.StreamID, r.StreamVersion, r.Type, r.RecordedAt, s.json(), r.RecordedAt)
 	}
 }

@@ -69,6 +69,9 @@ type Rows interface {
 	Update(t *Table, key []any, columns []string, values ...any)
 	// Delete removes the row with key, if there is one.
 	Delete(t *Table, key ...any)
+	// Keeps says whether t's rows are written at all: a value costly to
+	// make is not made for a table a writer leaves out.
+	Keeps(t *Table) bool
 }
 
 // sqlRows queues each write as a statement of an append's pipeline. No
@@ -93,6 +96,8 @@ func (w sqlRows) Update(t *Table, key []any, columns []string, values ...any) {
 func (w sqlRows) Delete(t *Table, key ...any) {
 	w.b.Queue(`DELETE FROM `+t.Name+` WHERE `+keyMatch(t, 1), key...)
 }
+
+func (sqlRows) Keeps(*Table) bool { return true }
 
 // keyMatch is the condition on t's key, its parameters numbered from first.
 func keyMatch(t *Table, first int) string {

@@ -137,3 +137,4 @@ type discardRows struct{}
 func (discardRows) Put(*Table, ...any)                     {}
 func (discardRows) Update(*Table, []any, []string, ...any) {}
 func (discardRows) Delete(*Table, ...any)                  {}
+func (discardRows) Keeps(*Table) bool                      { return false }

@@ -45,6 +45,8 @@ func (g groupRows) Update(t *projections.Table, key []any, columns []string, val
 	}
 }
 
+func (g groupRows) Keeps(t *projections.Table) bool { return g.keep[t.Name] }
+
 func (g groupRows) Delete(t *projections.Table, key ...any) {
 	if g.keep[t.Name] {
 		g.w.Delete(t, key...)

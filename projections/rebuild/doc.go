@@ -1,35 +1,30 @@
 // Package rebuild rebuilds read models (STYLE §5): the events are
 // replayed from the start into shadow tables, which then replace the live
 // ones in one short transaction while ledgerd keeps serving. The read
-// models themselves (their tables, migrations and the projector's
-// statements) are package projections; this package imports it and it
+// models themselves (their tables, migrations and the projection) are
+// package projections; this package imports it and it
 // knows nothing of the rebuild.
 //
 //  1. Shadow tables. A schema rebuild_<random> gets a copy of each table of
 //     the group: CREATE TABLE ... (LIKE public.t INCLUDING ALL EXCLUDING
 //     INDEXES), plus its primary-key and unique constraints under their
-//     original names (the projection's UPDATEs and ON CONFLICTs need them):
-//     at once for a replay through the projector, after its COPYs for the
-//     fold's (one sorted build instead of row-by-row inserts in stream
-//     order), before the streams it hands over.
-//  2. Bulk replay. Every event of one REPEATABLE READ snapshot is replayed,
-//     by default through the fold ("The fold" in fold.go): events in stream
-//     order, each stream folded in memory exactly as the projector's
-//     statements would leave its rows, each row written once with COPY.
-//     With ViaProjector, through projections.Projector itself: sequenced events
-//     in position order, then those the sequencer has not reached yet in
-//     insert (seq) order, their statements in large pipelined batches on
-//     several connections (a stream per connection, by a hash of its id).
-//     Either way each stream is replayed in version order, which is all the
-//     projections need. The apply connections' search_path is the shadow
-//     schema alone: the projection's unqualified table names hit the shadow
-//     tables, and a statement for a table outside the group (filtered out
-//     beforehand) could only fail, never touch a live table.
+//     original names (the projection's UPDATEs and ON CONFLICTs need them),
+//     added after the bulk replay's COPYs (one sorted build instead of
+//     row-by-row inserts in stream order).
+//  2. Bulk replay. Every event of one REPEATABLE READ snapshot is read in
+//     stream order, and each stream is projected whole by
+//     projections.ProjectStream, the function the append projects with (the
+//     domain's own fold; fold.go): its rows are held in memory and COPYed
+//     once the stream ends. Each stream is replayed in version order, which
+//     is all the projection needs. The apply connections' search_path is
+//     the shadow schema alone: the projection's unqualified table names hit
+//     the shadow tables, never a live one.
 //  3. Finishing. The other indexes are built and the foreign keys added,
 //     with their original names, and the tables analysed.
-//  4. Catch-up. Events committed meanwhile are replayed through the
-//     projector in further snapshots. Which ones: not "seq > the last seq
-//     seen", because seq is taken at INSERT and commits come out of seq
+//  4. Catch-up. Events committed meanwhile are replayed in further
+//     snapshots, each stream's new events projected as the append does, from
+//     the state its earlier events fold to (applier.go). Which events: not
+//     "seq > the last seq seen", because seq is taken at INSERT and commits come out of seq
 //     order (STYLE §4). A round remembers the highest position P its
 //     snapshot saw and the seqs (as ranges) of the events it saw
 //     unsequenced; the next round replays the events positioned after P or
@@ -80,12 +75,8 @@
 // used here (ledgerd connects as their owner) and would have to be granted
 // again.
 //
-// Work queues: payment_deadlines and webhook_deliveries are derived from
-// events like any read model. A delivery's state (pending, exhausted, its
-// attempts and next attempt, or gone once delivered) is moved on by the
-// payment.webhook_attempted events the dispatcher appends, so a rebuild
-// leaves out what was delivered and sends nothing again. The one thing no event
-// records, a dispatcher's lease (lease_until) on a delivery in flight, is
-// carried over from the live table in the swap transaction, so no other
-// dispatcher sends it again because of the rebuild.
+// Work lists: payment_deadlines is derived from events like any read
+// model. webhook_deliveries is not rebuilt: the projection adds a delivery
+// with each status event, but the dispatchers move it on outside the
+// events, and a rebuild leaves it alone.
 package rebuild

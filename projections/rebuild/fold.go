@@ -78,6 +78,8 @@ func (h *heldRows) Update(t *projections.Table, key []any, columns []string, val
 	}
 }
 
+func (h *heldRows) Keeps(t *projections.Table) bool { return h.keep[t.Name] }
+
 func (h *heldRows) Delete(t *projections.Table, key ...any) {
 	if r := h.find(t, key); r != nil {
 		r.deleted = true
