@@ -135,13 +135,8 @@ func (r registry) decode(eventType string, version int, data []byte) (Event, err
 	if err != nil {
 		return nil, err
 	}
-	if fast, ok := fastDecoders[eventType]; ok {
-		if e, ok := fast(data); ok {
-			return e, nil
-		}
-	}
 	e := def.New()
-	if err := json.Unmarshal(data, e); err != nil {
+	if err := unmarshal(data, e); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", eventType, err)
 	}
 	return derefEvent(e), nil
