@@ -14,10 +14,11 @@ import (
 )
 
 // FuzzDecodeEvent feeds any stored data, type and schema version to the
-// event decoder, as a replay or the relay reads rows: it never panics;
-// what it decodes stores again as the same bytes, and can be published
-// (otherwise the relay would stall on the row) without any member the
-// struct's ledger tags withhold.
+// event decoder, as a replay or the relay reads rows: it never panics; it
+// decodes data (and metadata) to what encoding/json decodes it to, and
+// refuses what encoding/json refuses; what it decodes stores again as the
+// same bytes, and can be published (otherwise the relay would stall on
+// the row) without any member the struct's ledger tags withhold.
 func FuzzDecodeEvent(f *testing.F) {
 	for _, def := range EventDefs() {
 		e, n := def.New(), 0
@@ -36,8 +37,24 @@ func FuzzDecodeEvent(f *testing.F) {
 	f.Add("user.created", 1, []byte(`[]`))
 	f.Add("user.created", 1, []byte(`null`))
 	f.Add("nope.created", 1, []byte(`{}`))
+	f.Add("payment.webhook_attempted", 1, []byte(`{"Attempt":2,"attempt":3,"statusCode":null,"at":"2026-11-26T06:00:00+02:00","x":[1e400]}`))
+	f.Add("payment.deposited", 1, []byte(`{"amount":null,"total":1500,"postings":[{"amount":"1.50","side":"debit"},null],"message":"caf`+"\xc3"+`"}`))
+	f.Add("payment.created", 1, []byte(`{"meta":{ "a" : [1, 2] },"depositDetails":null,"amount":"12"}`))
+	f.Add("payment.success", 1, []byte(`{"actor":"apikey:lk_1","Actor":"x","requestId":"\u00e9","causationId":7}`))
 	f.Fuzz(func(t *testing.T, eventType string, version int, data []byte) {
 		e, err := DecodeEvent(eventType, version, data)
+		if def, ok := LookupEvent(eventType); ok && version == def.Version {
+			want := def.New()
+			wantErr := json.Unmarshal(data, want)
+			if (err == nil) != (wantErr == nil) || err == nil && !reflect.DeepEqual(e, derefEvent(want)) {
+				t.Fatalf("%s %q: decoded %#v (%v), encoding/json %#v (%v)", eventType, data, e, err, want, wantErr)
+			}
+		}
+		var wantMeta Metadata
+		wantErr := json.Unmarshal(data, &wantMeta)
+		if meta, metaErr := DecodeMetadata(data); (metaErr == nil) != (wantErr == nil) || metaErr == nil && meta != wantMeta {
+			t.Fatalf("metadata %q: decoded %+v (%v), encoding/json %+v (%v)", data, meta, metaErr, wantMeta, wantErr)
+		}
 		public, pubErr := PublicData(Record{Type: eventType, SchemaVersion: version, Data: data})
 		if err != nil {
 			return

@@ -119,3 +119,18 @@ func fillInternTable() {
 		internLongest = max(internLongest, len(s))
 	}
 }
+
+// PlainJSONString is the content of v, a JSON string of printable ASCII
+// without escapes, as a slice of v: what encoding/json would decode it to,
+// without decoding. false for any other JSON value.
+func PlainJSONString(v []byte) ([]byte, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return nil, false
+	}
+	for _, c := range v[1 : len(v)-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return nil, false
+		}
+	}
+	return v[1 : len(v)-1], true
+}

@@ -11,11 +11,11 @@ import (
 var internSink string
 
 // BenchmarkIntern interns what a rebuild does: every member name and
-// string value of a payment's state and of the fast-decoded events, most
+// string value of a payment's state and of a settled payment's events, most
 // of the names interned and most of the values not.
 func BenchmarkIntern(b *testing.B) {
 	var inputs [][]byte
-	for _, doc := range internSamples() {
+	for _, doc := range internSamples(b) {
 		data, err := json.Marshal(doc)
 		if err != nil {
 			b.Fatal(err)

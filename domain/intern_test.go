@@ -9,11 +9,11 @@ import (
 	"github.com/ledger/ledger/domain/rawjson"
 )
 
-// TestIntern: every member name of a payment's state and of every fast-
-// decoded event is interned, and read without allocating; any other bytes
+// TestIntern: every member name of a payment's state and of a settled
+// payment's events is interned, and read without allocating; any other bytes
 // come back as the same string.
 func TestIntern(t *testing.T) {
-	for _, doc := range internSamples() {
+	for _, doc := range internSamples(t) {
 		data, err := json.Marshal(doc)
 		if err != nil {
 			t.Fatal(err)
@@ -44,15 +44,15 @@ func TestIntern(t *testing.T) {
 	}
 }
 
-// internSamples are a payment's state and every fast-decoded event, each
-// member filled: what a rebuild interns the names and values of.
-func internSamples() []any {
+// internSamples are a payment's state, each member filled, and a settled
+// payment's events: what a rebuild interns the names and values of.
+func internSamples(tb testing.TB) []any {
 	var p Payment
 	n := 0
 	fillExample(reflect.ValueOf(&p).Elem(), "", &n)
 	docs := []any{p}
-	for _, e := range fastSamples() {
-		docs = append(docs, e)
+	for _, rec := range settledPayment(tb)[1:] { // payment.created's members are p's
+		docs = append(docs, rec.Data)
 	}
 	return docs
 }

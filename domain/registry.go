@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ledger/ledger/domain/rawjson"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // EventDef describes one event type of the public event contract
@@ -135,13 +135,8 @@ func (r registry) decode(eventType string, version int, data []byte) (Event, err
 	if err != nil {
 		return nil, err
 	}
-	if fast, ok := fastDecoders[eventType]; ok {
-		if e, ok := fast(data); ok {
-			return e, nil
-		}
-	}
 	e := def.New()
-	if err := json.Unmarshal(data, e); err != nil {
+	if err := unmarshal(data, e); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", eventType, err)
 	}
 	return derefEvent(e), nil
@@ -194,48 +189,66 @@ func derefEvent(e Event) Event {
 type withheld map[string]*withheld
 
 // apply returns raw without the withheld members; the others keep their
-// order and bytes. raw is stored event data, valid JSON (rawjson).
+// order and bytes. raw is stored event data, valid JSON.
 func (w withheld) apply(raw json.RawMessage) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(w) == 0 || len(raw) == 0 || (raw[0] != '{' && raw[0] != '[') {
 		return raw, nil
 	}
-	out := make([]byte, 1, len(raw))
-	out[0] = raw[0]
-	keep := func(rule *withheld, member, value []byte) error {
-		if rule != nil {
-			var err error
-			if value, err = rule.apply(value); err != nil {
-				return err
-			}
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		if member != nil {
-			out = append(append(out, member...), ':')
-		}
-		out = append(out, value...)
-		return nil
-	}
-	var err error
-	if raw[0] == '{' {
-		err = rawjson.Object(raw, func(name, rawName, value []byte) error {
-			rule, ok := w.lookup(string(name))
-			if ok && rule == nil {
-				return nil // withheld whole
-			}
-			return keep(rule, rawName, value)
-		})
-	} else {
-		err = rawjson.Array(raw, func(value []byte) error {
-			return keep(&w, nil, value) // an array's elements are objects of the same shape
-		})
-	}
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	return w.filter(dec, make([]byte, 0, len(raw)), new([]byte))
+}
+
+// filter appends the object or array dec is at to out, without the
+// withheld members. key is room to unquote a member's name in.
+func (w withheld) filter(dec *jsontext.Decoder, out []byte, key *[]byte) ([]byte, error) {
+	start, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
 	}
-	return append(out, raw[len(raw)-1]), nil
+	out = append(out, byte(start.Kind()))
+	first := true
+	for kind := dec.PeekKind(); kind != '}' && kind != ']'; kind = dec.PeekKind() {
+		rule, name := &w, jsontext.Value(nil) // an array's elements are objects of the same shape
+		if start.Kind() == '{' {
+			if name, err = dec.ReadValue(); err != nil {
+				return nil, err
+			}
+			// The decoder has read name, so the only error left is invalid
+			// UTF-8, replaced by U+FFFD as encoding/json's decoder reads it.
+			*key, _ = jsontext.AppendUnquote((*key)[:0], name)
+			var found bool
+			if rule, found = w.lookup(string(*key)); found && rule == nil {
+				if err := dec.SkipValue(); err != nil { // withheld whole
+					return nil, err
+				}
+				continue
+			}
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		if name != nil {
+			out = append(append(out, name...), ':')
+		}
+		if rule != nil && (dec.PeekKind() == '{' || dec.PeekKind() == '[') {
+			if out, err = rule.filter(dec, out, key); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		value, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, value...)
+	}
+	end, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, byte(end.Kind())), nil
 }
 
 // lookup finds the rule of an object member. Like encoding/json's decoder,

@@ -2,10 +2,9 @@
 // JSON array, as slices of the input, without decoding them. It is for
 // JSON that was valid when it was stored (encoding/json's output, as an
 // event's json column keeps it, or Postgres's text of a jsonb value), read
-// back many times: the relay leaves personal data out of every published
-// event (domain.PublicData), and a rebuild folds every payment's state,
-// where encoding/json's Decoder spent most of its time allocating tokens
-// that were thrown away.
+// back many times: a rebuild folds every payment's state from it, where
+// encoding/json's Decoder spent most of its time allocating tokens that
+// were thrown away.
 //
 // It checks the structure it walks (quotes, brackets, colons, commas) and
 // returns ErrSyntax when that is wrong, but it does not validate the
