@@ -31,17 +31,6 @@ type StreamRef struct {
 	ID       uuid.UUID
 }
 
-// StateIndependent is an event recording a fact of the outside world (a
-// webhook delivery attempt) whose validity depends on nothing in its stream
-// but the stream's existence. Such an event may be appended at the stream's
-// head (eventstore.Store.AppendAtHead) without reading the stream first, so
-// its projection must not use the record's StreamVersion. Only this package
-// declares them.
-type StateIndependent interface {
-	Event
-	stateIndependent()
-}
-
 // Record is an event as stored. Position, Hash and PrevHash are zero until the
 // sequencer has assigned them after commit.
 type Record struct {

@@ -11,10 +11,11 @@ import (
 var WebhookRetrySchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour,
 	5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
-// PaymentWebhookAttempted records one delivery attempt of a status event's
-// webhook (contract §8): deliveries are events too, so an auditor sees
-// every attempt, and the delivery's state changes in the same transaction
-// as this record.
+// PaymentWebhookAttempted is one delivery attempt of a status event's
+// webhook (contract §8) as the delivery log keeps it (webhook_attempts,
+// projections.DeliveryLog). It is no longer appended: how often a receiver
+// was called is operational, not a fact of the ledger. It stays a
+// registered event because payment histories written before hold it.
 type PaymentWebhookAttempted struct {
 	EventID       uuid.UUID  `json:"eventId"` // the status event delivered (= webhook-id)
 	Type          string     `json:"type"`    // payment.<status>
@@ -29,11 +30,9 @@ type PaymentWebhookAttempted struct {
 
 func (PaymentWebhookAttempted) EventType() string { return "payment.webhook_attempted" }
 
-// An attempt happened whatever the payment's state: see StateIndependent.
-func (PaymentWebhookAttempted) stateIndependent() {}
-
 var _ = register(EventDef{Type: "payment.webhook_attempted", Version: 1, New: func() Event { return new(PaymentWebhookAttempted) },
-	Doc: "One delivery attempt of a payment status webhook, with its outcome and the next attempt's time."})
+	Doc: "One delivery attempt of a payment status webhook, with its outcome and the next attempt's time. " +
+		"No longer appended: attempts are kept in the delivery log (GET /payments/{id}/webhooks); older histories hold these events."})
 
 // WebhookAttempt is the outcome of one delivery.
 type WebhookAttempt struct {
@@ -45,15 +44,6 @@ type WebhookAttempt struct {
 	Err        string
 	Delivered  bool
 	Now        time.Time
-}
-
-// DecideWebhookAttempt records an attempt (NewWebhookAttempted) on an
-// existing payment.
-func DecideWebhookAttempt(p Payment, a WebhookAttempt, schedule []time.Duration) ([]Event, error) {
-	if p.ID == uuid.Nil {
-		return nil, Errorf(NotFound, "not_found", "the payment does not exist")
-	}
-	return []Event{NewWebhookAttempted(a, schedule)}, nil
 }
 
 // NewWebhookAttempted is the record of attempt a, with the next attempt

@@ -75,8 +75,7 @@ func mustPool(t testing.TB, url string, maxConns int32) *pgxpool.Pool {
 // without the read models' constraints.
 type nopProjector struct{}
 
-func (nopProjector) Project(*pgx.Batch, any, []domain.Record) error    { return nil }
-func (nopProjector) ProjectAttempts(*pgx.Batch, []domain.Record) error { return nil }
+func (nopProjector) Project(*pgx.Batch, any, []domain.Record) error { return nil }
 
 // tenantStreams are the two streams a new tenant starts with.
 type tenantStreams struct {

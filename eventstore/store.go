@@ -37,7 +37,6 @@ var ErrVersionConflict = errors.New("eventstore: stream version conflict")
 // decode) stops the append before anything is sent.
 type Projector interface {
 	Project(b *pgx.Batch, before any, recs []domain.Record) error
-	ProjectAttempts(b *pgx.Batch, recs []domain.Record) error
 }
 
 // Store appends and loads events.

@@ -8,14 +8,14 @@ import (
 )
 
 // streamLocks lets one writer of a stream at a time in this process read,
-// decide and append (ExecuteFrom, AppendAtHead). Correctness never depends
-// on it: the version check still settles races between processes, and
-// between the writers of a request's transaction, which take no lock here.
-// What it saves is the races inside one process (a payment's lifecycle
-// step, its webhook attempt and its JetStream message all at once), each of
-// which cost a failed transaction, a retry, and, because pgx forgets the
-// prepared statements of a batch that failed, the re-preparing and
-// re-planning of every statement of that batch on that connection.
+// decide and append (ExecuteFrom). Correctness never depends on it: the
+// version check still settles races between processes, and between the
+// writers of a request's transaction, which take no lock here. What it
+// saves is the races inside one process (a payment's lifecycle step and
+// its JetStream message at once), each of which cost a failed transaction,
+// a retry, and, because pgx forgets the prepared statements of a batch that
+// failed, the re-preparing and re-planning of every statement of that batch
+// on that connection.
 //
 // An append holds the lock of one stream only, and only while no
 // transaction of its own is open for longer than its one round trip, so no

@@ -210,22 +210,6 @@ func nullID(id uuid.UUID) *uuid.UUID {
 	return &id
 }
 
-// ListWebhookAttempts returns every delivery attempt of a payment's
-// webhooks, oldest first.
-func (q *Reader) ListWebhookAttempts(ctx context.Context, tenantID, paymentID uuid.UUID) ([]domain.WebhookAttemptItem, error) {
-	rows, err := q.pool.Query(ctx, `SELECT event_id, type, attempt, at, status_code, duration_ms, error FROM webhook_attempts
-		WHERE tenant_id = $1 AND payment_id = $2 ORDER BY at, event_id, attempt`, tenantID, paymentID)
-	if err != nil {
-		return nil, fmt.Errorf("list webhook attempts: %w", err)
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.WebhookAttemptItem, error) {
-		var a domain.WebhookAttemptItem
-		err := r.Scan(&a.EventID, &a.Type, &a.Attempt, &a.At, &a.StatusCode, &a.DurationMs, &a.Error)
-		a.At = a.At.UTC()
-		return a, err
-	})
-}
-
 func nullTime(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil

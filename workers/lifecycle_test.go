@@ -23,9 +23,11 @@ import (
 	"github.com/ledger/ledger/workers/rails/payout"
 )
 
-// payments is the event store and read model as ledgerd plugs them in.
+// payments is the event store, read model and delivery log as ledgerd
+// plugs them in.
 type payments struct {
 	*projections.Reader
+	*projections.DeliveryLog
 	store *eventstore.Store
 }
 
@@ -33,10 +35,6 @@ func (p payments) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta
 	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
 	snap, err := eventstore.ExecuteSnapshot(ctx, p.store, ref, meta, domain.ApplyPayment, decide)
 	return domain.PaymentSnapshot{Payment: snap.State, Version: snap.Version}, err
-}
-
-func (p payments) AppendToPayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata, events ...domain.StateIndependent) error {
-	return p.store.AppendAtHead(ctx, meta, ref, events...)
 }
 
 // fixedPrices is a price feed of every currency the tests pay in or out
@@ -94,7 +92,7 @@ func newEnv(t *testing.T) env {
 	js := testenv.JetStream(t)
 	e := env{pool: pool, store: eventstore.New(pool, projections.Projector{}, nil), stream: testenv.NewStream(t), js: js,
 		tenant: uuid.New()}
-	e.payments = payments{Reader: projections.NewReader(pool), store: e.store}
+	e.payments = payments{Reader: projections.NewReader(pool), DeliveryLog: projections.NewDeliveryLog(pool), store: e.store}
 	relay := eventstore.NewRelay(pool, js, eventstore.RelayConfig{Stream: e.stream.Name, SubjectPrefix: e.stream.SubjectPrefix},
 		slog.New(slog.DiscardHandler), nil)
 	rctx, stop := context.WithCancel(ctx)

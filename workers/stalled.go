@@ -42,18 +42,16 @@ func (w *Workers) runStalled(ctx context.Context) error {
 // moveStalled runs the next step of the next batch of payments stalled
 // since before now - StalledAfter: transferring ones, and deposited ones
 // that await their payout (domain.Payment.AwaitsPayout). The index
-// payments_in_flight has the same predicate and finds them; it is keyed by
-// id, not updated_at, which no index of the payments holds so that a
-// webhook attempt's update can be HOT (projections migration 0019): the
-// in-flight payments are few, and sorting them costs less than every
-// webhook attempt writing seven index entries.
+// payments_in_flight has the same predicate and finds them, keyed by id
+// (projections migration 0019): the in-flight payments are few, and
+// sorting them by when they last moved costs little.
 //
 // A payment has not moved since its state's updatedAt: the time of its
-// latest lifecycle or document event. The row's updated_at is that of its
-// latest event of any kind, webhook attempts included, so a payment whose
-// receiver kept failing looked as if it had moved at each retry and was
-// swept up to StalledAfter late. (The row's is the fallback for a state
-// without the member, which no payment has.)
+// latest lifecycle or document event. The row's updated_at also moved with
+// each webhook attempt while attempts were events, so a payment whose
+// receiver kept failing looked as if it had moved at each retry. (The
+// row's is the fallback for a state without the member, which no payment
+// has.)
 func (w *Workers) moveStalled(ctx context.Context) error {
 	cur := &w.stalled
 	rows, err := w.pool.Query(ctx, `SELECT id, tenant_id, status, moved FROM (

@@ -118,7 +118,7 @@ func TestStalledSweepPagesPastFailingPayments(t *testing.T) {
 	}
 }
 
-// TestStalledSweepGoesByTheLastLifecycleEvent: webhook attempts appended
+// TestStalledSweepGoesByTheLastLifecycleEvent: webhook attempts recorded
 // after a payment last moved (its receiver failing, say) do not make it
 // look as if it had moved: the sweep takes it on StalledAfter after its
 // deposit, however recent its last attempt.
@@ -133,7 +133,7 @@ func TestStalledSweepGoesByTheLastLifecycleEvent(t *testing.T) {
 	code := 500
 	retry := time.Now().Add(time.Minute)
 	for attempt := 1; attempt <= 2; attempt++ {
-		err := e.payments.AppendToPayment(ctx, paymentRef(e.tenant, id), domain.Metadata{},
+		err := e.payments.RecordWebhookAttempt(ctx, e.tenant, id,
 			domain.PaymentWebhookAttempted{EventID: uuid.New(), Type: "payment.deposited", Attempt: attempt,
 				StatusCode: &code, NextAttemptAt: &retry, At: time.Now()})
 		if err != nil {

@@ -38,11 +38,12 @@ type delivery struct {
 // written with the status events; this loop leases the due ones, oldest
 // status first per payment (a later status waits until the earlier one got
 // a 2xx or ran out of retries), sends each on its own goroutine so a slow
-// receiver delays nobody else, and records each attempt as a
-// payment.webhook_attempted event, whose projection moves the delivery on
-// in the same transaction. A 2xx is never sent again; a crash between the
-// receiver's 2xx and the record repeats that one delivery, with the same
-// webhook-id, when the lease ends. A status change's first delivery is
+// receiver delays nobody else, and records each attempt in the delivery
+// log, which moves the delivery on in the same transaction (not as an
+// event: how often a receiver was called is not a fact of the ledger). A
+// 2xx is never sent again; a crash between the receiver's 2xx and the
+// record repeats that one delivery, with the same webhook-id, when the
+// lease ends. A status change's first delivery is
 // usually sent at once by the process that made it (Appended); this loop
 // takes the rest: retries that fall due, deliveries whose process died or
 // whose fast path was full.
@@ -236,18 +237,16 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 	}
 	w.metrics.webhooks.WithLabelValues(map[bool]string{true: "delivered", false: "failed"}[a.Delivered]).Inc()
 	// A 2xx whose record is lost is sent again, so the record must not
-	// fail needlessly: it is appended at the payment's head, where the
-	// lifecycle's appends to the same stream cannot make it conflict, and a
-	// database that went away (a restart, a failover) is retried until the
-	// lease ends: past that, another process may claim the delivery, and it
-	// is sent again anyway.
+	// fail needlessly: a database that went away (a restart, a failover)
+	// is retried until the lease ends: past that, another process may
+	// claim the delivery, and it is sent again anyway.
 	at := w.now()
+	attempt := domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: d.eventID, Type: d.typ, Attempt: d.attempts + 1,
+		StatusCode: a.StatusCode, Duration: a.Duration, Err: a.Err, Delivered: a.Delivered, Now: at}, w.cfg.WebhookSchedule)
 	recordCtx, cancel := context.WithTimeout(ctx, d.leaseUntil.Sub(at))
 	defer cancel()
 	for {
-		err = w.payments.AppendToPayment(recordCtx, paymentRef(d.tenantID, d.paymentID), workerMeta,
-			domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: d.eventID, Type: d.typ, Attempt: d.attempts + 1,
-				StatusCode: a.StatusCode, Duration: a.Duration, Err: a.Err, Delivered: a.Delivered, Now: at}, w.cfg.WebhookSchedule))
+		err = w.payments.RecordWebhookAttempt(recordCtx, d.tenantID, d.paymentID, attempt)
 		if err == nil || !w.cfg.Unavailable(err) || !w.now().Add(500*time.Millisecond).Before(d.leaseUntil) {
 			break
 		}

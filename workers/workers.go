@@ -19,18 +19,17 @@ import (
 )
 
 // Payments is the payment aggregate as the workers use it: the read model
-// (written with the events, so it is as fresh as the message being handled)
-// and commands through the event store.
+// (written with the events, so it is as fresh as the message being handled),
+// commands through the event store, and the log of webhook delivery attempts.
 type Payments interface {
 	Payment(ctx context.Context, tenantID, id uuid.UUID) (domain.PaymentSnapshot, error)
 	// PaymentStatus is the payment's status alone: cheaper than Payment.
 	PaymentStatus(ctx context.Context, tenantID, id uuid.UUID) (string, error)
 	ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
-	// AppendToPayment records facts that hold whatever the payment's state
-	// (a webhook attempt) at its stream's head, without reading it first
-	// (eventstore.Store.AppendAtHead).
-	AppendToPayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata, events ...domain.StateIndependent) error
+	// RecordWebhookAttempt logs an attempt and moves its delivery on, in
+	// one transaction (projections.DeliveryLog).
+	RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted) error
 }
 
 // Prices is the price source conversions use.

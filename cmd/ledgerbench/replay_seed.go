@@ -275,8 +275,8 @@ func (s *seeder) paymentEvent() error {
 		a := p.hooks[0]
 		p.hooks = p.hooks[1:]
 		a.Now = s.clock
-		return s.decide(p, func(st domain.Payment) ([]domain.Event, error) {
-			return domain.DecideWebhookAttempt(st, a, domain.WebhookRetrySchedule)
+		return s.decide(p, func(domain.Payment) ([]domain.Event, error) {
+			return []domain.Event{domain.NewWebhookAttempted(a, domain.WebhookRetrySchedule)}, nil
 		})
 	}
 	step := p.steps[0]
@@ -360,7 +360,8 @@ func (s *seeder) newPayment() (*seedPayment, error) {
 }
 
 // decide appends what decide returns for p's state, folds it in, and owes
-// a webhook attempt (one failed and retried in five) for each status event.
+// a webhook attempt event (one failed and retried in five) for each status
+// event, as histories recorded before the delivery log hold them.
 func (s *seeder) decide(p *seedPayment, decide func(domain.Payment) ([]domain.Event, error)) error {
 	events, err := decide(p.state)
 	if err != nil {

@@ -127,8 +127,8 @@ func auditSeed(t *testing.T) auditLedger {
 	})
 	s.deposit(l.tenantA, l.paid, 1, now) // the rest: deposited
 	s.payout(l.tenantA, l.paid, false, now)
-	// Webhook attempts, appended at the stream's head as the dispatcher
-	// does: the success's delivery failed once (still pending), the
+	// Webhook attempt events, as the dispatcher appended them before the
+	// delivery log: the success's delivery failed once (still pending), the
 	// deposit's was delivered (its row gone), and one names no delivery.
 	attempt := func(eventType string, event uuid.UUID, status int) {
 		t.Helper()
@@ -137,10 +137,9 @@ func auditSeed(t *testing.T) auditLedger {
 		if status >= 300 {
 			a.Err = fmt.Sprintf("HTTP %d", status)
 		}
-		if err := s.store.AppendAtHead(ctx, domain.Metadata{Actor: "worker"}, domain.StreamRef{TenantID: l.tenantA, Type: "payment", ID: l.paid},
-			domain.NewWebhookAttempted(a, domain.WebhookRetrySchedule)); err != nil {
-			t.Fatalf("append webhook attempt: %v", err)
-		}
+		s.pay(l.tenantA, l.paid, func(domain.Payment) ([]domain.Event, error) {
+			return []domain.Event{domain.NewWebhookAttempted(a, domain.WebhookRetrySchedule)}, nil
+		})
 	}
 	eventOf := func(eventType string) uuid.UUID {
 		return auditQueryID(t, l.url, `SELECT id FROM events WHERE stream_id = $1 AND type = $2`, l.paid, eventType)

@@ -133,7 +133,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		return nil, err
 	}
 	sandbox := cfg.Mode == "sandbox"
-	pays := payments{Reader: reader, store: a.store,
+	pays := payments{Reader: reader, DeliveryLog: projections.NewDeliveryLog(a.pool), store: a.store,
 		appended: func(ref domain.StreamRef, delivery, ready bool) { a.workers.Appended(ref, delivery, ready) }} // a.workers is set below, before anything is served
 	rail := rails.payoutRail(cfg, a.pool)
 	var sandboxBooks httpapi.SandboxPayouts

@@ -9,9 +9,11 @@ import (
 	"github.com/ledger/ledger/projections"
 )
 
-// payments plugs the event store and the payments read model into httpapi.Payments.
+// payments plugs the event store, the payments read model and the webhook
+// delivery log into httpapi.Payments and workers.Payments.
 type payments struct {
 	*projections.Reader
+	*projections.DeliveryLog
 	store *eventstore.Store
 	// appended is told of every command that appended to a payment's
 	// stream (workers.Workers.Appended); nil: nobody.
@@ -22,7 +24,7 @@ type payments struct {
 // store, deciding on the payments row: it is the fold of the payment's
 // events at its version (written in each append's transaction, and
 // compared with the fold by ledgerctl audit verify), and reading it costs
-// one row where folding costs every event, webhook attempts included.
+// one row where folding costs every event.
 func (p payments) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
 	load := func(ctx context.Context) (eventstore.Snapshot[domain.Payment], error) {
@@ -42,13 +44,6 @@ func (p payments) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta
 			!before.AwaitsPayout() && snap.State.AwaitsPayout())
 	}
 	return paymentSnapshot(snap, err)
-}
-
-// AppendToPayment appends facts that hold whatever the payment's state (a
-// webhook attempt) at the head of its stream: no read, no version conflict
-// with the lifecycle's appends to the same payment.
-func (p payments) AppendToPayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata, events ...domain.StateIndependent) error {
-	return p.store.AppendAtHead(ctx, meta, ref, events...)
 }
 
 // CreatePayment appends a new payment's first events through the event store.

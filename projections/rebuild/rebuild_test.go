@@ -311,7 +311,7 @@ func (f *fixture) tryPayment(tenant uuid.UUID, m domain.Merchant, user uuid.UUID
 		}
 		for _, a := range attempts {
 			_, err := eventstore.Execute(f.ctx, f.store, ref, testMeta, domain.ApplyPayment, func(p domain.Payment) ([]domain.Event, error) {
-				return domain.DecideWebhookAttempt(p, a, domain.WebhookRetrySchedule)
+				return []domain.Event{domain.NewWebhookAttempted(a, domain.WebhookRetrySchedule)}, nil
 			})
 			if err != nil {
 				return id, fmt.Errorf("payment %s webhook: %w", id, err)
