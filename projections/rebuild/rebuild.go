@@ -48,7 +48,7 @@ func GroupNames() []string {
 // Stats is what a rebuild did.
 type Stats struct {
 	Groups       []string         `json:"groups"`
-	Tables       map[string]int64 `json:"tables"`       // rows per table right after the swap
+	Tables       map[string]int64 `json:"tables"`       // rows per table right after the swap (Verify: live rows compared)
 	Events       int64            `json:"events"`       // events replayed, all rounds
 	Statements   int64            `json:"statements"`   // projection statements run on the shadow tables
 	Rows         int64            `json:"rows"`         // rows the fold wrote with COPY
@@ -73,7 +73,7 @@ func (s Stats) EventsPerSecond() float64 {
 
 // Progress is what Run reports while it runs.
 type Progress struct {
-	Phase   string // "replay", "finish", "catch-up", "swap", "done"
+	Phase   string // "replay", "finish", "catch-up", "swap" (Verify: "compare"), "done"
 	Events  int64  // events replayed so far
 	Elapsed time.Duration
 }
