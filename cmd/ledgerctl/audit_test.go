@@ -491,9 +491,8 @@ func TestAuditVerify(t *testing.T) {
 			t.Errorf("checked %d and replayed %d events in %d chains, want %d, %d, 2", rep.EventsChecked, rep.EventsReplayed,
 				rep.Tenants, l.events, l.events)
 		}
-		if rep.StreamsReplayed < 10 || rep.RowsCompared < 30 || rep.PostingsChecked < 20 {
-			t.Errorf("got %d streams, %d rows, %d postings, want at least 10, 30, 20", rep.StreamsReplayed, rep.RowsCompared,
-				rep.PostingsChecked)
+		if rep.RowsCompared < 30 || rep.PostingsChecked < 20 {
+			t.Errorf("got %d rows, %d postings, want at least 30, 20", rep.RowsCompared, rep.PostingsChecked)
 		}
 	})
 
@@ -511,10 +510,8 @@ func TestAuditVerify(t *testing.T) {
 			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.transferring'`, l.paid)
 			auditExec(t, db, `DELETE FROM events WHERE id = $1`, ev)
 			return []auditWant{{"positions", "position", ""}, {"chain", "event", "prevhash"},
-				{"replay", "stream payment " + l.paid.String(), "stream_version"},
 				{"replay", "payments " + l.paid.String(), "state.statusLogs"},
-				{"postings", "ledger_entries " + ev.String(), ""},
-				{"postings", "tenant " + l.tenantA.String(), "sum of ledger_entries"}}
+				{"replay", "ledger_entries " + ev.String(), ""}}
 		}},
 		{"a payment's state amount edited", func(t *testing.T, db string) []auditWant {
 			auditExec(t, db, `UPDATE payments SET state = jsonb_set(state::jsonb, '{amount}', '1501') WHERE id = $1`, l.paid)
@@ -537,27 +534,26 @@ func TestAuditVerify(t *testing.T) {
 			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.deposited'`, l.paid)
 			auditExec(t, db, `UPDATE ledger_entries SET accounts = accounts[1:1] || accounts[3:], currencies = currencies[1:1] || currencies[3:],
 				sides = sides[1:1] || sides[3:], amounts = amounts[1:1] || amounts[3:] WHERE event_id = $1`, ev)
-			return []auditWant{{"postings", "ledger_entries " + ev.String() + "/2", ""},
-				{"postings", "tenant " + l.tenantA.String(), "sum of ledger_entries credit customer_funds sats"}}
+			return []auditWant{{"replay", "ledger_entries " + ev.String(), "accounts"},
+				{"postings", "ledger_entries " + ev.String(), ""}}
 		}},
 		{"a ledger_entries row missing", func(t *testing.T, db string) []auditWant {
 			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.deposited'`, l.paid)
 			auditExec(t, db, `DELETE FROM ledger_entries WHERE event_id = $1`, ev)
-			return []auditWant{{"postings", "ledger_entries " + ev.String(), ""},
-				{"postings", "tenant " + l.tenantA.String(), "sum of ledger_entries"}}
+			return []auditWant{{"replay", "ledger_entries " + ev.String(), ""}}
 		}},
 		{"a ledger_entries line unbalanced", func(t *testing.T, db string) []auditWant {
 			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.success'`, l.paid)
 			auditExec(t, db, `UPDATE ledger_entries SET amounts[1] = amounts[1] + 1 WHERE event_id = $1`, ev)
-			return []auditWant{{"postings", "ledger_entries " + ev.String() + "/1", "amount"},
-				{"postings", "tenant " + l.tenantA.String(), "sum of ledger_entries debit payout_payable"}}
+			return []auditWant{{"replay", "ledger_entries " + ev.String(), "amounts"},
+				{"postings", "ledger_entries " + ev.String(), ""}}
 		}},
 		{"a ledger_entries line added behind the events' back", func(t *testing.T, db string) []auditWant {
 			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.success'`, l.paid)
 			auditExec(t, db, `UPDATE ledger_entries SET accounts = accounts || accounts[1], currencies = currencies || currencies[1],
 				sides = sides || sides[1], amounts = amounts || amounts[1] WHERE event_id = $1`, ev)
-			return []auditWant{{"postings", "ledger_entries " + ev.String() + "/", ""},
-				{"postings", "tenant " + l.tenantA.String(), "sum of ledger_entries"}}
+			return []auditWant{{"replay", "ledger_entries " + ev.String(), "accounts"},
+				{"postings", "ledger_entries " + ev.String(), ""}}
 		}},
 		{"a ledger_entries row its dropped checks let through", func(t *testing.T, db string) []auditWant {
 			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.success'`, l.paid)
@@ -572,8 +568,7 @@ func TestAuditVerify(t *testing.T) {
 		{"an event's postings unbalanced", func(t *testing.T, db string) []auditWant {
 			ev := auditQueryID(t, db, `SELECT id FROM events WHERE stream_id = $1 AND type = 'payment.success'`, l.paid)
 			auditExec(t, db, `UPDATE events SET data = jsonb_set(data::jsonb, '{postings,0,amount}', '"1"')::json WHERE id = $1`, ev)
-			return []auditWant{{"chain", "event " + ev.String(), "hash"}, {"postings", "event " + ev.String(), ""},
-				{"postings", "ledger_entries " + ev.String() + "/1", "amount"}}
+			return []auditWant{{"chain", "event " + ev.String(), "hash"}, {"replay", "ledger_entries " + ev.String(), "amounts"}}
 		}},
 		{"a payments row no stream produced", func(t *testing.T, db string) []auditWant {
 			id := uuid.New()
@@ -582,40 +577,14 @@ func TestAuditVerify(t *testing.T) {
 				id, l.paid)
 			return []auditWant{{"replay", "payments " + id.String(), ""}}
 		}},
-		{"a webhook delivery no event ordered", func(t *testing.T, db string) []auditWant {
-			id := uuid.New()
-			auditExec(t, db, `INSERT INTO webhook_deliveries (event_id, tenant_id, payment_id, stream_version, type, occurred_at,
-					payment, status, attempts, next_attempt_at)
-				SELECT $1, tenant_id, payment_id, stream_version, type, occurred_at,
-					jsonb_set(payment::jsonb, '{webhookUrl}', '"https://evil.example/x"'), 'pending', 0, now()
-				FROM webhook_deliveries WHERE payment_id = $2 ORDER BY stream_version LIMIT 1`, id, l.paid)
-			return []auditWant{{"replay", "webhook_deliveries " + id.String(), ""}}
-		}},
-		{"a pending webhook delivery deleted", func(t *testing.T, db string) []auditWant {
-			ev := auditQueryID(t, db, `SELECT event_id FROM webhook_deliveries WHERE payment_id = $1 ORDER BY stream_version LIMIT 1`, l.paid)
-			auditExec(t, db, `DELETE FROM webhook_deliveries WHERE event_id = $1`, ev)
-			return []auditWant{{"replay", "webhook_deliveries " + ev.String(), ""}}
-		}},
-		{"a webhook delivery's payment edited", func(t *testing.T, db string) []auditWant {
-			ev := auditQueryID(t, db, `SELECT event_id FROM webhook_deliveries WHERE payment_id = $1 ORDER BY stream_version LIMIT 1`, l.paid)
-			auditExec(t, db, `UPDATE webhook_deliveries SET payment = jsonb_set(payment::jsonb, '{webhookUrl}', '"https://evil.example/x"')
-				WHERE event_id = $1`, ev)
-			return []auditWant{{"replay", "webhook_deliveries " + ev.String(), "payment.webhookUrl"}}
-		}},
-		{"a webhook delivery's payment amount written as a decimal", func(t *testing.T, db string) []auditWant {
-			ev := auditQueryID(t, db, `SELECT event_id FROM webhook_deliveries WHERE payment_id = $1 ORDER BY stream_version LIMIT 1`, l.paid)
-			auditExec(t, db, `UPDATE webhook_deliveries SET payment = jsonb_set(payment::jsonb, '{amount}', ((payment->>'amount') || '.0')::jsonb)
-				WHERE event_id = $1`, ev)
-			return []auditWant{{"replay", "webhook_deliveries " + ev.String(), ""}}
-		}},
 		{"a dashboard session no event opened", func(t *testing.T, db string) []auditWant {
 			auditExec(t, db, `INSERT INTO dashboard_sessions (session_hash, user_id, tenant_id, created_at, expires_at)
 				VALUES ($1, $2, $3, now(), now() + interval '1 year')`, strings.Repeat("ee", 32), l.dashUser, l.tenantA)
-			return []auditWant{{"replay", "dashboard_sessions " + l.dashUser.String(), ""}}
+			return []auditWant{{"replay", "dashboard_sessions " + strings.Repeat("ee", 32), ""}}
 		}},
 		{"a dashboard session's end undone", func(t *testing.T, db string) []auditWant {
 			auditExec(t, db, `UPDATE dashboard_sessions SET revoked_at = NULL WHERE user_id = $1`, l.dashUser)
-			return []auditWant{{"replay", "dashboard_sessions of stream dashboard_user " + l.dashUser.String(), "revoked_at"}}
+			return []auditWant{{"replay", "dashboard_sessions " + strings.Repeat("a1", 32), "revoked_at"}}
 		}},
 		{"a dashboard user's password hash edited", func(t *testing.T, db string) []auditWant {
 			auditExec(t, db, `UPDATE dashboard_users SET password_hash = 'x' WHERE id = $1`, l.dashUser)

@@ -54,7 +54,7 @@ func commands() []command {
 		{"apikey create", "apikey create --tenant ID", "issue another API key pair for a tenant", apikeyCreate},
 		{"apikey revoke", "apikey revoke APIKEY", "revoke an API key; its tokens stop working at once", apikeyRevoke},
 		{"audit verify", "audit verify [--json] [--max N] [--unsequenced-after D]",
-			"recompute hash chains, replay every stream against the read models, check postings; non-zero exit on any difference",
+			"recompute hash chains, replay every stream into shadow tables compared with the read models (webhook deliveries and attempts are not read models), check postings; non-zero exit on any difference",
 			auditVerify},
 		{"dashboard-user add", "dashboard-user add --tenant ID --email EMAIL [--public-url URL]",
 			"let someone into a tenant's dashboard; prints a one-time set-password link", dashboardUserAdd},

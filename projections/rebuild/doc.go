@@ -51,6 +51,13 @@
 //     ACCESS EXCLUSIVE lock on that one too (documents), which the swap
 //     avoids.
 //
+// Verify (ledgerctl audit verify) is steps 1 to 4 without the swap: one
+// REPEATABLE READ transaction replays the last events into the shadow
+// tables and, in the same snapshot, compares each with its live table in
+// SQL (the rows' to_jsonb text, EXCEPT ALL both ways, paired by primary
+// key), then rolls back; the shadow schema is dropped. It takes the
+// rebuild's lock, so a rebuild and a verify never run at once.
+//
 // The bulk round's snapshot stays open while it runs (how long for a
 // history of a given length: docs/performance.md, Replay), holding back
 // vacuum's horizon meanwhile. Memory is one page of events, one stream's

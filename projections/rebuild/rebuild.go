@@ -48,7 +48,7 @@ func GroupNames() []string {
 // Stats is what a rebuild did.
 type Stats struct {
 	Groups       []string         `json:"groups"`
-	Tables       map[string]int64 `json:"tables"`       // rows per table right after the swap
+	Tables       map[string]int64 `json:"tables"`       // rows per table right after the swap (Verify: live rows compared)
 	Events       int64            `json:"events"`       // events replayed, all rounds
 	Statements   int64            `json:"statements"`   // projection statements run on the shadow tables
 	Rows         int64            `json:"rows"`         // rows the fold wrote with COPY
@@ -73,7 +73,7 @@ func (s Stats) EventsPerSecond() float64 {
 
 // Progress is what Run reports while it runs.
 type Progress struct {
-	Phase   string // "replay", "finish", "catch-up", "swap", "done"
+	Phase   string // "replay", "finish", "catch-up", "swap" (Verify: "compare"), "done"
 	Events  int64  // events replayed so far
 	Elapsed time.Duration
 }
@@ -130,10 +130,27 @@ func WithGC() (restore func()) {
 const rebuildLockKey = 0x6c65646765720006
 
 // RunWith is Run with options.
-func RunWith(ctx context.Context, pool *pgxpool.Pool, group string, opt Options) (stats Stats, err error) {
+func RunWith(ctx context.Context, pool *pgxpool.Pool, group string, opt Options) (Stats, error) {
+	r, err := newRebuilder(pool, group, opt)
+	if err != nil {
+		return Stats{}, err
+	}
+	err = r.build(ctx, func(cur cursor) error {
+		if err := r.swap(ctx, cur); err != nil {
+			return err
+		}
+		r.stats.Total = time.Since(r.start)
+		r.report("done")
+		return r.afterSwap(ctx)
+	})
+	return r.stats, err
+}
+
+// newRebuilder is the rebuild of group's tables, not started.
+func newRebuilder(pool *pgxpool.Pool, group string, opt Options) (*rebuilder, error) {
 	groups, err := pickGroups(group)
 	if err != nil {
-		return stats, err
+		return nil, err
 	}
 	if opt.Connections <= 0 {
 		opt.Connections = 2
@@ -148,68 +165,66 @@ func RunWith(ctx context.Context, pool *pgxpool.Pool, group string, opt Options)
 	}
 	for _, t := range r.tables {
 		if _, ok := tables[t]; !ok {
-			return stats, fmt.Errorf("rebuild: the projection writes no table %s", t)
+			return nil, fmt.Errorf("rebuild: the projection writes no table %s", t)
 		}
 	}
 	suffix := make([]byte, 6)
 	rand.Read(suffix)
 	r.shadow = "rebuild_" + hex.EncodeToString(suffix)
 	r.retired = r.shadow + "_old"
+	return r, nil
+}
 
-	// One rebuild at a time: its lock also makes the leftovers of a crashed
-	// one safe to drop.
-	lockConn, err := pool.Acquire(ctx)
+// build holds the rebuild lock while it folds every stream into new shadow
+// tables, finishes them and calls then with the fold's cursor; the shadow
+// schema is gone when it returns (then swapped it in or it is dropped).
+func (r *rebuilder) build(ctx context.Context, then func(cursor) error) (err error) {
+	// One rebuild (or verify) at a time: its lock also makes the leftovers
+	// of a crashed one safe to drop.
+	lockConn, err := r.pool.Acquire(ctx)
 	if err != nil {
-		return stats, fmt.Errorf("rebuild: %w", err)
+		return fmt.Errorf("rebuild: %w", err)
 	}
 	defer lockConn.Release()
 	var locked bool
 	if err := lockConn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(rebuildLockKey)).Scan(&locked); err != nil {
-		return stats, fmt.Errorf("rebuild: lock: %w", err)
+		return fmt.Errorf("rebuild: lock: %w", err)
 	}
 	if !locked {
-		return stats, errors.New("rebuild: another rebuild is running")
+		return errors.New("rebuild: another rebuild or audit verify is running")
 	}
 	defer lockConn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(rebuildLockKey))
 	if err := r.dropLeftovers(ctx); err != nil {
-		return stats, err
+		return err
 	}
 
 	if err := r.connect(ctx); err != nil {
-		return stats, err
+		return err
 	}
 	defer r.close()
 	defer func() {
-		if err != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			err = errors.Join(err, r.dropSchema(cctx, r.shadow))
-		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		err = errors.Join(err, r.dropSchema(cctx, r.shadow))
 	}()
 	if err := r.createShadow(ctx); err != nil {
-		return stats, err
+		return err
 	}
 
 	t := time.Now()
 	r.report("replay")
 	cur, err := r.foldRound(ctx)
 	if err != nil {
-		return stats, err
+		return err
 	}
 	r.stats.Replay = time.Since(t)
 	t = time.Now()
 	r.report("finish")
 	if err := r.finishShadow(ctx); err != nil {
-		return stats, err
+		return err
 	}
 	r.stats.Finish = time.Since(t)
-
-	if err := r.swap(ctx, cur); err != nil {
-		return stats, err
-	}
-	r.stats.Total = time.Since(r.start)
-	r.report("done")
-	return r.stats, r.afterSwap(ctx)
+	return then(cur)
 }
 
 func pickGroups(name string) ([]Group, error) {

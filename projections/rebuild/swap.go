@@ -14,26 +14,8 @@ import (
 
 // swap catches up, then swaps the shadow tables in.
 func (r *rebuilder) swap(ctx context.Context, cur cursor) error {
-	catchUp := func() error {
-		before := r.events.Load()
-		next, err := r.catchUpRound(ctx, cur)
-		if err != nil {
-			return err
-		}
-		cur = next
-		r.stats.CatchUp += r.events.Load() - before
-		if n := r.events.Load() - before; n <= catchUpEnough {
-			return errEnough
-		}
-		return nil
-	}
-	r.report("catch-up")
-	for range catchUpRounds {
-		if err := catchUp(); errors.Is(err, errEnough) {
-			break
-		} else if err != nil {
-			return err
-		}
+	if err := r.catchUp(ctx, &cur); err != nil {
+		return err
 	}
 	timeout, err := r.lockTimeout(ctx)
 	if err != nil {
@@ -54,13 +36,38 @@ func (r *rebuilder) swap(ctx context.Context, cur cursor) error {
 			return ctx.Err()
 		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
 		}
-		if err := catchUp(); err != nil && !errors.Is(err, errEnough) {
+		if _, err := r.catchUpOnce(ctx, &cur); err != nil {
 			return err
 		}
 	}
 }
 
-var errEnough = errors.New("caught up")
+// catchUp replays the events committed since *cur, round after round,
+// until a round replays at most catchUpEnough events or catchUpRounds
+// rounds have run, and advances *cur.
+func (r *rebuilder) catchUp(ctx context.Context, cur *cursor) error {
+	r.report("catch-up")
+	for range catchUpRounds {
+		if enough, err := r.catchUpOnce(ctx, cur); err != nil || enough {
+			return err
+		}
+	}
+	return nil
+}
+
+// catchUpOnce is one catch-up round from *cur; enough is whether it
+// replayed at most catchUpEnough events.
+func (r *rebuilder) catchUpOnce(ctx context.Context, cur *cursor) (enough bool, err error) {
+	before := r.events.Load()
+	next, err := r.catchUpRound(ctx, *cur)
+	if err != nil {
+		return false, err
+	}
+	*cur = next
+	n := r.events.Load() - before
+	r.stats.CatchUp += n
+	return n <= catchUpEnough, nil
+}
 
 // lockTimeout is how long the swap may wait for its locks: below
 // deadlock_timeout, so that in a deadlock with an appender the rebuild's
