@@ -15,6 +15,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/workers/rails/payout"
+	"github.com/ledger/ledger/workers/rails/prices"
 	"github.com/ledger/ledger/workers/webhooks"
 )
 
@@ -31,11 +32,6 @@ type Payments interface {
 	// (a webhook attempt) at its stream's head, without reading it first
 	// (eventstore.Store.AppendAtHead).
 	AppendToPayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata, events ...domain.StateIndependent) error
-}
-
-// Prices is the price source conversions use.
-type Prices interface {
-	BTCPrices(ctx context.Context) (domain.BTCPrices, error)
 }
 
 // Config holds the workers' settings.
@@ -85,7 +81,7 @@ type Workers struct {
 	pool     *pgxpool.Pool
 	js       jetstream.JetStream
 	payments Payments
-	prices   Prices
+	prices   prices.Source // what conversions are priced at
 	rail     payout.Rail
 	log      *slog.Logger
 	metrics  *metrics
@@ -102,7 +98,7 @@ type Workers struct {
 }
 
 // New returns the workers.
-func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Payments, prices Prices, rail payout.Rail,
+func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Payments, prices prices.Source, rail payout.Rail,
 	log *slog.Logger, reg prometheus.Registerer) *Workers {
 	if cfg.ExpiryPoll <= 0 {
 		cfg.ExpiryPoll = time.Second
