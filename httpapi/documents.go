@@ -98,10 +98,8 @@ func (s *Server) uploadKYCDocument(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if u, err := s.users.User(r.Context(), c.TenantID, userID); err != nil {
+	if _, err := s.activeUser(r.Context(), c.TenantID, userID); err != nil {
 		return err
-	} else if u.Status != domain.UserActive {
-		return domain.ErrNotFound
 	}
 	up, err := s.receiveUpload(w, r, boundary, c.TenantID, userID, "documentType")
 	if err != nil {
@@ -113,10 +111,8 @@ func (s *Server) uploadKYCDocument(w http.ResponseWriter, r *http.Request) error
 		return domain.Invalidf("documentType", "is required")
 	}
 	doc := up.doc
-	u, err := s.users.ExecuteUser(r.Context(), userStream(c.TenantID, userID), metadata(r), func(u domain.User) ([]domain.Event, error) {
-		return domain.DecideUploadKYCDocument(u, domain.UploadKYCDocument{DocumentID: doc.ID, DocumentType: docType,
-			FileName: doc.FileName, ContentType: doc.ContentType, Size: doc.Size, SHA256: doc.SHA256})
-	})
+	u, err := s.users.UploadKYCDocument(r.Context(), userStream(c.TenantID, userID), domain.UploadKYCDocument{DocumentID: doc.ID,
+		DocumentType: docType, FileName: doc.FileName, ContentType: doc.ContentType, Size: doc.Size, SHA256: doc.SHA256}, metadata(r))
 	if err != nil {
 		// A refused event (any decided error) leaves no event: delete the
 		// bytes. An internal error may hide a commit whose outcome is
@@ -164,10 +160,8 @@ func (s *Server) listKYCDocuments(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if u, err := s.users.User(r.Context(), c.TenantID, userID); err != nil {
+	if _, err := s.activeUser(r.Context(), c.TenantID, userID); err != nil {
 		return err
-	} else if u.Status != domain.UserActive {
-		return domain.ErrNotFound
 	}
 	items, next, err := s.documents.ListKYCDocuments(r.Context(), c.TenantID, userID, limit, q.Get("offset"))
 	if err != nil {

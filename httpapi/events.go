@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -17,9 +16,6 @@ import (
 type Events interface {
 	TenantEvents(ctx context.Context, tenantID uuid.UUID, after int64, limit int, eventType string) ([]domain.Record, error)
 	StreamHistory(ctx context.Context, stream domain.StreamRef) ([]domain.Record, error)
-	// PaymentAsOf is the payment folded from its events recorded at or
-	// before asOf; NotFound when it did not exist yet.
-	PaymentAsOf(ctx context.Context, ref domain.StreamRef, asOf time.Time) (domain.PaymentSnapshot, error)
 }
 
 type eventPage struct {
@@ -104,10 +100,8 @@ func (s *Server) listUserEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if u, err := s.users.User(r.Context(), c.TenantID, userID); err != nil {
+	if _, err := s.activeUser(r.Context(), c.TenantID, userID); err != nil {
 		return err
-	} else if u.Status != domain.UserActive {
-		return domain.ErrNotFound
 	}
 	recs, err := s.events.StreamHistory(r.Context(), userStream(c.TenantID, userID))
 	if err != nil {

@@ -66,13 +66,12 @@ func newFixture(f *testing.F) *fixture {
 	fx.za = uuid.MustParse("01937f4e-5a00-7000-8000-000000000100")
 	fx.ke = uuid.MustParse("01937f4e-5a00-7000-8000-000000000101")
 	fx.btc = uuid.MustParse("01937f4e-5a00-7000-8000-000000000102")
-	payments := &fakePayments{reads: fx.reads}
-	fx.s = New(Config{Validity: domain.DefaultValidity, OTCFeeRate: decimal.RequireFromString("0.01"), Location: loc,
-		InsecureWebhooks: true, Sandbox: true, TenantTokenTTL: time.Hour, UserTokenTTL: 24 * time.Hour},
+	payments := &fakePayments{reads: fx.reads, merchants: merchants, payer: fx.user, loc: loc}
+	fx.s = New(Config{Sandbox: true, TenantTokenTTL: time.Hour, UserTokenTTL: 24 * time.Hour},
 		Deps{Registry: prometheus.NewRegistry(), Log: slog.New(slog.DiscardHandler), Keys: testKeys,
 			Credentials: fakeCredentials{tenantID: tenantID}, Users: &fixtureUsers{user: fx.user, reads: fx.reads},
-			Merchants: merchants, Payments: payments, Rails: fakeRails{}, Sandbox: fakeSandbox{},
-			Events: fakeEvents{payments: payments, reads: fx.reads}, Ledger: fakeLedger{reads: fx.reads},
+			Merchants: merchants, Payments: payments, Sandbox: fakeSandbox{},
+			Events: fakeEvents{reads: fx.reads}, Ledger: fakeLedger{reads: fx.reads},
 			Documents: fakeDocuments{}})
 	fx.s.now = func() time.Time { return k1RetiredAt } // a Tuesday, 10:00 in Johannesburg
 	fx.tenant = Caller{TenantID: tenantID, Kind: KindTenant, APIKey: "key"}
@@ -133,8 +132,8 @@ func (f *fixtureUsers) state(id uuid.UUID) domain.User {
 	return domain.User{}
 }
 
-func (f *fixtureUsers) ExecuteUser(_ context.Context, ref domain.StreamRef, _ domain.Metadata,
-	decide func(domain.User) ([]domain.Event, error)) (domain.UserSnapshot, error) {
+// execute decides on the user of ref and keeps nothing.
+func (f *fixtureUsers) execute(ref domain.StreamRef, decide func(domain.User) ([]domain.Event, error)) (domain.UserSnapshot, error) {
 	u := f.state(ref.ID)
 	events, err := decide(u)
 	if err != nil {
@@ -143,15 +142,53 @@ func (f *fixtureUsers) ExecuteUser(_ context.Context, ref domain.StreamRef, _ do
 	return domain.UserSnapshot{User: fold(u, domain.ApplyUser, events)}, nil
 }
 
+// CreateUser creates every email anew: the fixture's user has no twin.
+func (f *fixtureUsers) CreateUser(_ context.Context, _ uuid.UUID, email, name string, _ domain.Metadata) (domain.UserSnapshot, bool, error) {
+	email, err := domain.NormaliseEmail(email)
+	if err != nil {
+		return domain.UserSnapshot{}, false, err
+	}
+	id := uuid.New()
+	u, err := f.execute(domain.StreamRef{ID: id}, func(u domain.User) ([]domain.Event, error) {
+		return domain.DecideCreateUser(u, domain.CreateUser{UserID: id, Email: email, Name: name})
+	})
+	return u, err == nil, err
+}
+
+func (f *fixtureUsers) UpdateUser(_ context.Context, ref domain.StreamRef, cmd domain.UpdateUser, _ domain.Metadata) (domain.UserSnapshot, error) {
+	return f.execute(ref, func(u domain.User) ([]domain.Event, error) { return domain.DecideUpdateUser(u, cmd, k1RetiredAt) })
+}
+
+func (f *fixtureUsers) DisableUser(_ context.Context, ref domain.StreamRef, _ domain.Metadata) (domain.UserSnapshot, error) {
+	return f.execute(ref, domain.DecideDisableUser)
+}
+
+func (f *fixtureUsers) UploadKYCDocument(_ context.Context, ref domain.StreamRef, cmd domain.UploadKYCDocument, _ domain.Metadata) (domain.UserSnapshot, error) {
+	return f.execute(ref, func(u domain.User) ([]domain.Event, error) { return domain.DecideUploadKYCDocument(u, cmd) })
+}
+
+func (f *fixtureUsers) UpdateProfile(_ context.Context, ref domain.StreamRef, patch domain.ProfilePatch, _ domain.Metadata) (domain.UserSnapshot, error) {
+	return f.execute(ref, func(u domain.User) ([]domain.Event, error) { return domain.DecideUpdateProfile(u, patch) })
+}
+
+func (f *fixtureUsers) AddMomoAccount(_ context.Context, ref domain.StreamRef, cmd domain.AddMomoAccount, _ domain.Metadata) (domain.UserSnapshot, error) {
+	cmd.AccountID = uuid.New()
+	return f.execute(ref, func(u domain.User) ([]domain.Event, error) { return domain.DecideAddMomoAccount(u, cmd) })
+}
+
+func (f *fixtureUsers) UpdateMomoAccount(_ context.Context, ref domain.StreamRef, cmd domain.UpdateMomoAccount, _ domain.Metadata) (domain.UserSnapshot, error) {
+	return f.execute(ref, func(u domain.User) ([]domain.Event, error) { return domain.DecideUpdateMomoAccount(u, cmd) })
+}
+
+func (f *fixtureUsers) RemoveMomoAccount(_ context.Context, ref domain.StreamRef, id uuid.UUID, _ domain.Metadata) (domain.UserSnapshot, error) {
+	return f.execute(ref, func(u domain.User) ([]domain.Event, error) { return domain.DecideRemoveMomoAccount(u, id) })
+}
+
 func (f *fixtureUsers) User(_ context.Context, _, id uuid.UUID) (domain.UserSnapshot, error) {
 	if id != f.user.ID {
 		return domain.UserSnapshot{}, domain.ErrNotFound
 	}
 	return domain.UserSnapshot{User: f.user}, nil
-}
-
-func (f *fixtureUsers) UserIDByEmail(context.Context, uuid.UUID, string) (uuid.UUID, error) {
-	return uuid.Nil, domain.ErrNotFound
 }
 
 func (f *fixtureUsers) ListUsers(_ context.Context, _ uuid.UUID, status string, limit int, _ string) ([]domain.UserListItem, string, error) {
@@ -191,9 +228,9 @@ type fakeMerchants struct {
 	reads *readArgs
 }
 
-func (m *fakeMerchants) CreateMerchant(_ context.Context, _ domain.StreamRef, _ domain.Metadata,
-	decide func(domain.Merchant) ([]domain.Event, error)) (domain.MerchantSnapshot, error) {
-	events, err := decide(domain.Merchant{})
+func (m *fakeMerchants) CreateMerchant(_ context.Context, _ uuid.UUID, cmd domain.CreateMerchant, _ domain.Metadata) (domain.MerchantSnapshot, error) {
+	cmd.MerchantID = uuid.New()
+	events, err := domain.DecideCreateMerchant(domain.Merchant{}, cmd)
 	if err != nil {
 		return domain.MerchantSnapshot{}, err
 	}
@@ -213,14 +250,18 @@ func (m *fakeMerchants) ListMerchants(_ context.Context, _ uuid.UUID, limit int,
 }
 
 // fakePayments decides on one fixed payment and keeps nothing but the
-// last payment created.
+// last payment created, which it creates with the domain's steps of the
+// use case: the fixture's merchants and payer, sandbox prices, and every
+// rail funding.
 type fakePayments struct {
 	payment, created domain.PaymentSnapshot
 	reads            *readArgs
+	merchants        *fakeMerchants
+	payer            domain.User
+	loc              *time.Location
 }
 
-func (p *fakePayments) ExecutePayment(_ context.Context, _ domain.StreamRef, _ domain.Metadata,
-	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
+func (p *fakePayments) execute(decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
 	events, err := decide(p.payment.Payment)
 	if err != nil {
 		return domain.PaymentSnapshot{}, err
@@ -228,9 +269,54 @@ func (p *fakePayments) ExecutePayment(_ context.Context, _ domain.StreamRef, _ d
 	return domain.PaymentSnapshot{Payment: fold(p.payment.Payment, domain.ApplyPayment, events)}, nil
 }
 
-func (p *fakePayments) CreatePayment(_ context.Context, _ domain.StreamRef, _ domain.Metadata,
-	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
-	events, err := decide(domain.Payment{})
+func (p *fakePayments) AttachPaymentDocument(_ context.Context, _ domain.StreamRef, doc domain.AttachPaymentDocument, _ domain.Metadata) (domain.PaymentSnapshot, error) {
+	doc.Now = k1RetiredAt
+	return p.execute(func(p domain.Payment) ([]domain.Event, error) { return domain.DecideAttachPaymentDocument(p, doc) })
+}
+
+func (p *fakePayments) RecordSandboxDeposit(_ context.Context, _ domain.StreamRef, amount decimal.Decimal, _ domain.Metadata) (domain.PaymentSnapshot, error) {
+	return p.execute(func(p domain.Payment) ([]domain.Event, error) {
+		if amount.IsZero() {
+			amount = p.Outstanding()
+		}
+		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: amount, Now: k1RetiredAt})
+	})
+}
+
+func (p *fakePayments) CreatePayment(_ context.Context, _, _ uuid.UUID, req domain.PaymentRequest, _ domain.Metadata) (domain.PaymentSnapshot, error) {
+	order, err := domain.ValidatePaymentRequest(req, true)
+	if err != nil {
+		return domain.PaymentSnapshot{}, err
+	}
+	mid, _ := uuid.Parse(order.MerchantID) // uuid.Nil names no merchant
+	m, err := p.merchants.Merchant(context.Background(), uuid.Nil, mid)
+	if err != nil {
+		return domain.PaymentSnapshot{}, domain.Invalidf("merchantId", "names no merchant of this tenant")
+	}
+	plan, err := domain.PlanPayment(order, m.Merchant, p.payer, domain.DefaultValidity, k1RetiredAt, p.loc)
+	if err != nil {
+		return domain.PaymentSnapshot{}, err
+	}
+	quote, err := domain.QuotePayment(domain.QuoteInput{FromCurrency: order.FromCurrency, DestinationCurrency: m.Currency,
+		Amount: order.Amount, BufferRate: order.BufferRateOrZero(), OTCFeeRate: decimal.RequireFromString("0.01"), Prices: fixturePrices()})
+	if err != nil {
+		return domain.PaymentSnapshot{}, err
+	}
+	id := uuid.Must(uuid.NewV7())
+	var funding domain.PaymentFunding
+	switch plan.Funding {
+	case domain.FundingLightning:
+		funding.Invoice = &domain.LightningInvoice{PaymentRequest: "lnbcrt1", PaymentHash: strings.Repeat("0", 64),
+			AmountSats: quote.AmountSats, ExpiresAt: k1RetiredAt.Add(plan.Validity)}
+	case domain.FundingUSDT:
+		funding.USDTAddress = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+	case domain.FundingBankTransfer:
+		funding.Collection = domain.CollectionAccount{Name: "Ledger Collections", Number: "62000000001"}
+	case domain.FundingMomo:
+		funding.PayerMomoPhone = p.payer.MomoAccounts[0].PhoneNumber
+	}
+	events, err := domain.DecideCreatePayment(domain.Payment{}, domain.CreatePayment{PaymentID: id, UserID: p.payer.ID,
+		Plan: plan, Quote: quote, Funding: funding, Now: k1RetiredAt})
 	if err != nil {
 		return domain.PaymentSnapshot{}, err
 	}
@@ -255,39 +341,27 @@ func (p *fakePayments) ListPaymentDocuments(_ context.Context, _, _ uuid.UUID, l
 	return nil, "", nil
 }
 
+func (p *fakePayments) PaymentAsOf(_ context.Context, _ domain.StreamRef, asOf time.Time) (domain.PaymentSnapshot, error) {
+	p.reads.asOf = asOf
+	return p.payment, nil
+}
+
 func (p *fakePayments) ListWebhookAttempts(context.Context, uuid.UUID, uuid.UUID) ([]domain.WebhookAttemptItem, error) {
 	return nil, nil
 }
 
-// fakeRails prices at the sandbox's prices and funds every rail.
-type fakeRails struct{}
-
-func (fakeRails) BTCPrices(context.Context) (domain.BTCPrices, error) {
+// fixturePrices are the sandbox's prices.
+func fixturePrices() domain.BTCPrices {
 	prices := domain.BTCPrices{}
 	for cur, p := range map[string]int64{"ZAR": 1_800_000, "KES": 12_900_000, "NGN": 150_000_000, "GBP": 76_000, "EUR": 87_000, "USD": 100_000} {
 		prices[cur] = decimal.NewFromInt(p)
 	}
-	return prices, nil
+	return prices
 }
 
-func (fakeRails) LightningInvoice(_ context.Context, _ uuid.UUID, amountSats int64, _ string, createdAt time.Time,
-	expiry time.Duration) (domain.LightningInvoice, error) {
-	return domain.LightningInvoice{PaymentRequest: "lnbcrt1", PaymentHash: strings.Repeat("0", 64), AmountSats: amountSats,
-		ExpiresAt: createdAt.Add(expiry)}, nil
-}
-
-func (fakeRails) USDTDepositAddress(context.Context, uuid.UUID) (string, error) {
-	return "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", nil
-}
-
-func (fakeRails) CollectionAccount(string) (domain.CollectionAccount, bool) {
-	return domain.CollectionAccount{Name: "Ledger Collections", Number: "62000000001"}, true
-}
-
-// fakeEvents has no events; a payment as of any time is the fixture's.
+// fakeEvents has no events.
 type fakeEvents struct {
-	payments *fakePayments
-	reads    *readArgs
+	reads *readArgs
 }
 
 func (e fakeEvents) TenantEvents(_ context.Context, _ uuid.UUID, after int64, limit int, eventType string) ([]domain.Record, error) {
@@ -297,11 +371,6 @@ func (e fakeEvents) TenantEvents(_ context.Context, _ uuid.UUID, after int64, li
 
 func (fakeEvents) StreamHistory(context.Context, domain.StreamRef) ([]domain.Record, error) {
 	return nil, nil
-}
-
-func (e fakeEvents) PaymentAsOf(_ context.Context, _ domain.StreamRef, asOf time.Time) (domain.PaymentSnapshot, error) {
-	e.reads.asOf = asOf
-	return e.payments.payment, nil
 }
 
 // fakeLedger has no postings.

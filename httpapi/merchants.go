@@ -10,21 +10,15 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// Merchants is the merchant aggregate: commands go through the event store,
-// reads come from the merchants read model. Any token of the tenant may
-// create and read the tenant's merchants (contract §5).
+// Merchants are the merchant use cases (workers/usecase) and the merchants
+// read model. Any token of the tenant may create and read the tenant's
+// merchants (contract §5).
 type Merchants interface {
-	// CreateMerchant asks decide for the first events of a new merchant's
-	// stream, appends them (with the read models, in the request's
-	// transaction) and returns the merchant after them.
-	CreateMerchant(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
-		decide func(domain.Merchant) ([]domain.Event, error)) (domain.MerchantSnapshot, error)
+	// CreateMerchant appends a new merchant (with the read models, in the
+	// request's transaction) and returns it.
+	CreateMerchant(ctx context.Context, tenantID uuid.UUID, cmd domain.CreateMerchant, meta domain.Metadata) (domain.MerchantSnapshot, error)
 	Merchant(ctx context.Context, tenantID, id uuid.UUID) (domain.MerchantSnapshot, error)
 	ListMerchants(ctx context.Context, tenantID uuid.UUID, limit int, offset string) ([]domain.MerchantSnapshot, string, error)
-}
-
-func merchantStream(tenantID, id uuid.UUID) domain.StreamRef {
-	return domain.StreamRef{TenantID: tenantID, Type: "merchant", ID: id}
 }
 
 // createMerchantRequest is the body of POST /merchants (spec §2.8). A null
@@ -78,12 +72,9 @@ func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	id := uuid.Must(uuid.NewV7())
-	cmd := domain.CreateMerchant{MerchantID: id, Name: deref(req.Name), Country: deref(req.Country),
-		BankName: deref(req.BankName), AccountNumber: deref(req.AccountNumber), PhoneNumber: deref(req.PhoneNumber),
-		LNURL: deref(req.LNURL)}
-	m, err := s.merchants.CreateMerchant(r.Context(), merchantStream(c.TenantID, id), metadata(r),
-		func(m domain.Merchant) ([]domain.Event, error) { return domain.DecideCreateMerchant(m, cmd) })
+	m, err := s.merchants.CreateMerchant(r.Context(), c.TenantID, domain.CreateMerchant{Name: deref(req.Name),
+		Country: deref(req.Country), BankName: deref(req.BankName), AccountNumber: deref(req.AccountNumber),
+		PhoneNumber: deref(req.PhoneNumber), LNURL: deref(req.LNURL)}, metadata(r))
 	if err != nil {
 		return err
 	}

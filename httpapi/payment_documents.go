@@ -45,11 +45,8 @@ func (s *Server) attachPaymentDocument(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	doc := up.doc
-	after, err := s.payments.ExecutePayment(r.Context(), paymentStream(c.TenantID, p.ID), metadata(r),
-		func(p domain.Payment) ([]domain.Event, error) {
-			return domain.DecideAttachPaymentDocument(p, domain.AttachPaymentDocument{DocumentID: doc.ID,
-				FileName: doc.FileName, ContentType: doc.ContentType, Size: doc.Size, SHA256: doc.SHA256, Now: s.now()})
-		})
+	after, err := s.payments.AttachPaymentDocument(r.Context(), paymentStream(c.TenantID, p.ID), domain.AttachPaymentDocument{
+		DocumentID: doc.ID, FileName: doc.FileName, ContentType: doc.ContentType, Size: doc.Size, SHA256: doc.SHA256}, metadata(r))
 	if err != nil {
 		// As for KYC uploads: a refused event deletes the bytes; an
 		// internal error may hide a commit, so its bytes stay.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/google/uuid"
@@ -73,24 +74,23 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u, err := s.users.User(r.Context(), ref.TenantID, ref.ID)
+	u, err := s.activeUser(r.Context(), ref.TenantID, ref.ID)
 	if err != nil {
 		return err
-	}
-	if u.Status != domain.UserActive {
-		return domain.ErrNotFound
 	}
 	return writeJSON(w, http.StatusOK, profileResponse(u))
 }
 
-// changeProfile runs one profile command and answers with the whole profile.
-func (s *Server) changeProfile(w http.ResponseWriter, r *http.Request, status int,
-	decide func(domain.User) ([]domain.Event, error)) error {
+// changeProfile runs one profile command, the use case command with
+// argument arg, on the caller's profile user and answers with the whole
+// profile.
+func changeProfile[A any](s *Server, w http.ResponseWriter, r *http.Request, status int,
+	command func(context.Context, domain.StreamRef, A, domain.Metadata) (domain.UserSnapshot, error), arg A) error {
 	ref, err := s.profileUser(r)
 	if err != nil {
 		return err
 	}
-	u, err := s.users.ExecuteUser(r.Context(), ref, metadata(r), decide)
+	u, err := command(r.Context(), ref, arg, metadata(r))
 	if err != nil {
 		return err
 	}
@@ -104,9 +104,7 @@ func (s *Server) updateProfile(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &patch); err != nil {
 		return err
 	}
-	return s.changeProfile(w, r, http.StatusOK, func(u domain.User) ([]domain.Event, error) {
-		return domain.DecideUpdateProfile(u, patch)
-	})
+	return changeProfile(s, w, r, http.StatusOK, s.users.UpdateProfile, patch)
 }
 
 // addMomoAccount is POST /profile/momo: 201 with the whole profile.
@@ -115,10 +113,7 @@ func (s *Server) addMomoAccount(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &cmd); err != nil {
 		return err
 	}
-	cmd.AccountID = uuid.Must(uuid.NewV7())
-	return s.changeProfile(w, r, http.StatusCreated, func(u domain.User) ([]domain.Event, error) {
-		return domain.DecideAddMomoAccount(u, cmd)
-	})
+	return changeProfile(s, w, r, http.StatusCreated, s.users.AddMomoAccount, cmd)
 }
 
 // momoID reads {id}; an id that is not a UUID names no account (404).
@@ -140,9 +135,7 @@ func (s *Server) updateMomoAccount(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &patch); err != nil {
 		return err
 	}
-	return s.changeProfile(w, r, http.StatusOK, func(u domain.User) ([]domain.Event, error) {
-		return domain.DecideUpdateMomoAccount(u, domain.UpdateMomoAccount{AccountID: id, Patch: patch})
-	})
+	return changeProfile(s, w, r, http.StatusOK, s.users.UpdateMomoAccount, domain.UpdateMomoAccount{AccountID: id, Patch: patch})
 }
 
 // removeMomoAccount is DELETE /profile/momo/{id}.
@@ -151,7 +144,5 @@ func (s *Server) removeMomoAccount(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return s.changeProfile(w, r, http.StatusOK, func(u domain.User) ([]domain.Event, error) {
-		return domain.DecideRemoveMomoAccount(u, id)
-	})
+	return changeProfile(s, w, r, http.StatusOK, s.users.RemoveMomoAccount, id)
 }

@@ -57,14 +57,7 @@ func (s *Server) sandboxDeposit(w http.ResponseWriter, r *http.Request) error {
 		}
 		amount = p.DepositUnits(n)
 	}
-	after, err := s.payments.ExecutePayment(r.Context(), paymentStream(c.TenantID, p.ID), metadata(r),
-		func(p domain.Payment) ([]domain.Event, error) {
-			a := amount
-			if a.IsZero() {
-				a = p.Outstanding()
-			}
-			return domain.DecideDeposit(p, domain.RecordDeposit{Amount: a, Now: s.now()})
-		})
+	after, err := s.payments.RecordSandboxDeposit(r.Context(), paymentStream(c.TenantID, p.ID), amount, metadata(r))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 // Package httpapi is the REST API: routing, authentication, strict decoding,
-// idempotency and RFC 9457 errors. Handlers are thin: decode, call a domain
-// decision through a small interface, write the result.
+// idempotency and RFC 9457 errors. Handlers are thin: decode, call one use
+// case (workers/usecase) through a small interface, write the result.
 package httpapi
 
 import (
@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/shopspring/decimal"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/ledger/ledger/domain"
@@ -42,11 +41,7 @@ type Config struct {
 	Issuer         string // JWT iss
 	PublicURL      string // base of presigned URLs (LEDGER_PUBLIC_URL), no trailing slash
 
-	Validity         domain.Validity // how long payments wait for funding, per rail
-	OTCFeeRate       decimal.Decimal // otcFees = amount x OTCFeeRate
-	Location         *time.Location  // Africa/Johannesburg, for South African business hours
-	InsecureWebhooks bool            // accept http:// webhook URLs (sandbox)
-	Sandbox          bool            // serve the sandbox helpers under /sandbox (contract §7)
+	Sandbox bool // serve the sandbox helpers under /sandbox (contract §7)
 
 	APIKeyRate  RateLimit // per API key (a token's azp), on every authenticated route
 	TokenIPRate RateLimit // per client IP, on POST /token
@@ -76,10 +71,7 @@ type Server struct {
 	users       Users
 	merchants   Merchants
 	payments    Payments
-	rails       Rails
 	sandbox     SandboxPayouts
-	checkHook   func(string) error
-	sealSecret  func(context.Context, string) (string, error)
 	ledger      Ledger
 	events      Events
 	documents   Documents
@@ -106,19 +98,11 @@ type Deps struct {
 	Users       Users
 	Merchants   Merchants
 	Payments    Payments
-	Rails       Rails
 	Sandbox     SandboxPayouts // the sandbox payout rail's books; used when Config.Sandbox
-	// CheckWebhookURL refuses a webhookUrl that is not https or resolves to
-	// a private address (contract §8); nil accepts what the domain accepts.
-	CheckWebhookURL func(url string) error
-	// SealSecret seals a secret the service must use again later (a
-	// payment's webhookSecret) before an event stores it, so that no read
-	// API shows it (sealing.Sealer); nil stores it as given.
-	SealSecret func(ctx context.Context, secret string) (string, error)
-	Ledger     Ledger
-	Events     Events
-	Documents  Documents
-	Ready      func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
+	Ledger      Ledger
+	Events      Events
+	Documents   Documents
+	Ready       func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
 	// Unavailable says an error means the database could not be reached or
 	// went away: such errors are 503 with Retry-After, not 500.
 	Unavailable func(error) bool
@@ -134,12 +118,9 @@ func New(cfg Config, d Deps) *Server {
 		cfg.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		users: d.Users, merchants: d.Merchants, payments: d.Payments, rails: d.Rails, sandbox: d.Sandbox, checkHook: d.CheckWebhookURL, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now,
+		users: d.Users, merchants: d.Merchants, payments: d.Payments, sandbox: d.Sandbox, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now,
 		apiKeyLimits: newLimiters(cfg.APIKeyRate), tokenIPLimits: newLimiters(cfg.TokenIPRate),
 		held: semaphore.NewWeighted(cfg.MaxBufferedBytes)}
-	if s.sealSecret = d.SealSecret; s.sealSecret == nil {
-		s.sealSecret = func(_ context.Context, secret string) (string, error) { return secret, nil }
-	}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
 	s.router = s.routes()
 	s.handler = noSniff(s.paceBodies(s.router))

@@ -11,16 +11,19 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// Users is the user aggregate: commands go through the event store, reads
-// come from the users read model.
+// Users are the user and profile use cases (workers/usecase), which return
+// the user after their events, and the users read model.
 type Users interface {
-	// ExecuteUser folds the user's stream, asks decide for events, appends
-	// them (with the read models, in the request's transaction) and returns
-	// the user after them.
-	ExecuteUser(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
-		decide func(domain.User) ([]domain.Event, error)) (domain.UserSnapshot, error)
+	// CreateUser returns created false with the user that already has email.
+	CreateUser(ctx context.Context, tenantID uuid.UUID, email, name string, meta domain.Metadata) (domain.UserSnapshot, bool, error)
+	UpdateUser(ctx context.Context, ref domain.StreamRef, cmd domain.UpdateUser, meta domain.Metadata) (domain.UserSnapshot, error)
+	DisableUser(ctx context.Context, ref domain.StreamRef, meta domain.Metadata) (domain.UserSnapshot, error)
+	UploadKYCDocument(ctx context.Context, ref domain.StreamRef, cmd domain.UploadKYCDocument, meta domain.Metadata) (domain.UserSnapshot, error)
+	UpdateProfile(ctx context.Context, ref domain.StreamRef, patch domain.ProfilePatch, meta domain.Metadata) (domain.UserSnapshot, error)
+	AddMomoAccount(ctx context.Context, ref domain.StreamRef, cmd domain.AddMomoAccount, meta domain.Metadata) (domain.UserSnapshot, error)
+	UpdateMomoAccount(ctx context.Context, ref domain.StreamRef, cmd domain.UpdateMomoAccount, meta domain.Metadata) (domain.UserSnapshot, error)
+	RemoveMomoAccount(ctx context.Context, ref domain.StreamRef, accountID uuid.UUID, meta domain.Metadata) (domain.UserSnapshot, error)
 	User(ctx context.Context, tenantID, userID uuid.UUID) (domain.UserSnapshot, error)
-	UserIDByEmail(ctx context.Context, tenantID uuid.UUID, email string) (uuid.UUID, error)
 	ListUsers(ctx context.Context, tenantID uuid.UUID, status string, limit int, offset string) ([]domain.UserListItem, string, error)
 	OwnerUserID(ctx context.Context, tenantID uuid.UUID) (uuid.UUID, error)
 }
@@ -45,37 +48,15 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	email, err := domain.NormaliseEmail(req.Email)
+	u, created, err := s.users.CreateUser(r.Context(), c.TenantID, req.Email, req.Name, metadata(r))
 	if err != nil {
 		return err
 	}
-	// Two requests creating the same email race on the read model's unique
-	// email: the loser's append fails, and its second attempt finds the winner.
-	for attempt := 0; ; attempt++ {
-		existing, err := s.users.UserIDByEmail(r.Context(), c.TenantID, email)
-		created := domain.ErrorKind(err) == domain.NotFound
-		if err != nil && !created {
-			return err
-		}
-		id := existing
-		if created {
-			id = uuid.Must(uuid.NewV7())
-		}
-		u, err := s.users.ExecuteUser(r.Context(), userStream(c.TenantID, id), metadata(r), func(u domain.User) ([]domain.Event, error) {
-			return domain.DecideCreateUser(u, domain.CreateUser{UserID: id, Email: email, Name: req.Name})
-		})
-		if domain.ErrorKind(err) == domain.Conflict && created && attempt == 0 {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		status := http.StatusOK
-		if created {
-			status = http.StatusCreated
-		}
-		return writeJSON(w, status, userResponse(u))
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
 	}
+	return writeJSON(w, status, userResponse(u))
 }
 
 // listUsers is GET /users?status=active|inactive&limit=&offset=.
@@ -143,14 +124,21 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u, err := s.users.User(r.Context(), c.TenantID, id)
+	u, err := s.activeUser(r.Context(), c.TenantID, id)
 	if err != nil {
 		return err
 	}
-	if u.Status != domain.UserActive {
-		return domain.ErrNotFound
-	}
 	return writeJSON(w, http.StatusOK, userResponse(u))
+}
+
+// activeUser reads a user the API shows: an inactive one is 404, as an
+// absent one is (contract §2).
+func (s *Server) activeUser(ctx context.Context, tenantID, id uuid.UUID) (domain.UserSnapshot, error) {
+	u, err := s.users.User(ctx, tenantID, id)
+	if err == nil && u.Status != domain.UserActive {
+		return domain.UserSnapshot{}, domain.ErrNotFound
+	}
+	return u, err
 }
 
 // updateUser is PATCH /users/{userId}: exactly the fields of contract §3.
@@ -163,10 +151,7 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &patch); err != nil {
 		return err
 	}
-	now := s.now()
-	u, err := s.users.ExecuteUser(r.Context(), userStream(c.TenantID, id), metadata(r), func(u domain.User) ([]domain.Event, error) {
-		return domain.DecideUpdateUser(u, domain.UpdateUser{Patch: patch, ByTenant: c.Kind == KindTenant}, now)
-	})
+	u, err := s.users.UpdateUser(r.Context(), userStream(c.TenantID, id), domain.UpdateUser{Patch: patch, ByTenant: c.Kind == KindTenant}, metadata(r))
 	if err != nil {
 		return err
 	}
@@ -194,7 +179,7 @@ func (s *Server) disableUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u, err := s.users.ExecuteUser(r.Context(), userStream(c.TenantID, id), metadata(r), domain.DecideDisableUser)
+	u, err := s.users.DisableUser(r.Context(), userStream(c.TenantID, id), metadata(r))
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/workers/rails/payout"
+	"github.com/ledger/ledger/workers/rails/prices"
 	"github.com/ledger/ledger/workers/webhooks"
 )
 
@@ -30,11 +31,6 @@ type Payments interface {
 	// RecordWebhookAttempt logs an attempt and moves its delivery on, in
 	// one transaction (projections.DeliveryLog).
 	RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted) error
-}
-
-// Prices is the price source conversions use.
-type Prices interface {
-	BTCPrices(ctx context.Context) (domain.BTCPrices, error)
 }
 
 // Config holds the workers' settings.
@@ -84,7 +80,7 @@ type Workers struct {
 	pool     *pgxpool.Pool
 	js       jetstream.JetStream
 	payments Payments
-	prices   Prices
+	prices   prices.Source // what conversions are priced at
 	rail     payout.Rail
 	log      *slog.Logger
 	metrics  *metrics
@@ -101,7 +97,7 @@ type Workers struct {
 }
 
 // New returns the workers.
-func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Payments, prices Prices, rail payout.Rail,
+func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Payments, prices prices.Source, rail payout.Rail,
 	log *slog.Logger, reg prometheus.Registerer) *Workers {
 	if cfg.ExpiryPoll <= 0 {
 		cfg.ExpiryPoll = time.Second

@@ -29,7 +29,7 @@ import (
 	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers"
 	"github.com/ledger/ledger/workers/rails/payout"
-	"github.com/ledger/ledger/workers/webhooks"
+	"github.com/ledger/ledger/workers/usecase"
 )
 
 // migrations are every component's schema, in the order they are applied.
@@ -133,41 +133,34 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		return nil, err
 	}
 	sandbox := cfg.Mode == "sandbox"
-	pays := payments{Reader: reader, DeliveryLog: projections.NewDeliveryLog(a.pool), store: a.store,
-		appended: func(ref domain.StreamRef, delivery, ready bool) { a.workers.Appended(ref, delivery, ready) }} // a.workers is set below, before anything is served
 	rail := rails.payoutRail(cfg, a.pool)
 	var sandboxBooks httpapi.SandboxPayouts
 	if sandbox {
 		s := payout.NewSandbox(a.pool, cfg.SandboxPayoutDelay)
 		rail, sandboxBooks = s, sandboxPayouts{s}
 	}
-	// Private webhook targets allowed (sandbox): no DNS lookups at creation,
-	// so the sandbox works offline; otherwise the target must be public.
-	var checkHook func(string) error
-	if !cfg.WebhookAllowPrivate {
-		checkHook = func(u string) error { return webhooks.CheckURL(u, false, nil) }
-	}
+	ledger := usecase.New(usecase.Config{Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
+		InsecureWebhooks: sandbox, DocumentQuota: cfg.TenantDocumentQuota, PrivateWebhooks: cfg.WebhookAllowPrivate, SealSecret: sealer.Seal,
+		Appended: func(ref domain.StreamRef, delivery, ready bool) { a.workers.Appended(ref, delivery, ready) }}, // a.workers is set below, before anything is served
+		a.store, reader, rails.Rails)
 	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
 		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, StalledAfter: cfg.StalledAfter, WebhookSchedule: cfg.WebhookRetry,
 		WebhookPrivate: cfg.WebhookAllowPrivate, WebhookSends: cfg.WebhookSends, RenderPayment: httpapi.PaymentJSON, OpenSecret: openWebhookSecret(sealer),
-		Unavailable: eventstore.Unavailable, Invoices: rails.invoices(), InvoicePoll: cfg.LNDInvoicePoll},
-		a.pool, js, pays, rails, rail, log, reg)
+		Unavailable: eventstore.Unavailable, Invoices: rails.invoices, InvoicePoll: cfg.LNDInvoicePoll},
+		a.pool, js, ledger, rails.Prices, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
-		PublicURL: cfg.PublicURL, Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
-		InsecureWebhooks: sandbox, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
+		PublicURL: cfg.PublicURL, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
 		BodyTimeout: cfg.BodyTimeout, BodyMinRate: cfg.BodyMinRate, WriteTimeout: writeTimeout, MetricsElsewhere: cfg.MetricsAddr != "",
 		MaxBufferedBytes: cfg.MaxBufferedBytes},
 		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, Uses: uses}, Keys: signing, Idempotency: a.idem,
-			Users: users{Reader: reader, store: a.store}, Merchants: merchants{Reader: reader, store: a.store},
-			Payments: pays, Rails: rails, Sandbox: sandboxBooks,
-			CheckWebhookURL: checkHook, SealSecret: sealer.Seal, Ledger: reader, Events: events{a.store}, Documents: documentStore{reader, cfg.TenantDocumentQuota}, Ready: a.ready,
+			Users: ledger, Merchants: ledger, Payments: ledger, Sandbox: sandboxBooks, Ledger: reader, Events: a.store, Documents: ledger, Ready: a.ready,
 			Unavailable: eventstore.Unavailable, Registry: reg})
 	if cfg.MetricsAddr != "" {
 		if a.metrics, err = listenMetrics(cfg.MetricsAddr, reg, log); err != nil {
 			return nil, err
 		}
 	}
-	a.dash = a.newDashboard(reader, pays, uses, sealer, keys.NewServerKeys(a.pool, master), httpapi.NewPresigner(signing, cfg.PublicURL, nil))
+	a.dash = a.newDashboard(reader, ledger, uses, sealer, keys.NewServerKeys(a.pool, master), httpapi.NewPresigner(signing, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.api.PaceBodies(a.dash)) // the API paces its own
 	return a, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ledger/ledger/eventstore/signin"
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/workers/usecase"
 )
 
 // dashboardAccounts plugs the dashboard users' read model and stream, and
@@ -164,16 +165,16 @@ func withDashboard(api, dash http.Handler) http.Handler {
 }
 
 // newDashboard builds the partner dashboard over the app's stores.
-func (a *app) newDashboard(reader *projections.Reader, pays payments, uses *apikeys.Uses,
+func (a *app) newDashboard(reader *projections.Reader, ledger *usecase.Ledger, uses *apikeys.Uses,
 	sealer *sealing.Sealer, serverKeys *keys.ServerKeys, links dashboard.DocumentLinks) *dashboard.Dashboard {
 	return dashboard.New(dashboard.Config{SecureCookies: secureCookies(a.cfg.PublicURL)}, dashboard.Deps{
 		Log:         a.log,
 		Accounts:    dashboardAccounts{Reader: reader, Throttle: signin.NewThrottle(a.pool), store: a.store},
 		Secrets:     sealer, // password hashes, like webhookSecrets
 		Credentials: dashboardCredentials{reader: reader, uses: uses, store: a.store},
-		Payments:    pays,
+		Payments:    ledger,
 		Users:       reader,
-		Events:      events{a.store},
+		Events:      a.store,
 		Ledger:      reader,
 		Documents:   links,
 		Feed:        paymentFeed{nc: a.nc, prefix: a.cfg.NATSSubjectPrefix},

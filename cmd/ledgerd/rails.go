@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -22,20 +21,19 @@ import (
 	"github.com/ledger/ledger/workers/rails/lightning"
 	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/rails/prices"
+	"github.com/ledger/ledger/workers/usecase"
 	"github.com/ledger/ledger/workers/webhooks"
 )
 
-// rails plugs the rail adapters into httpapi.Rails: sandbox ones in sandbox
-// mode; in production the CoinGecko price feed and, when LEDGER_LND_URL is
-// set, an LND node for deposit invoices, their settlement and Lightning
-// payouts. USDT custody has no production adapter: those payments answer
-// 503 rail_unavailable in production.
+// rails are the rail adapters: sandbox ones in sandbox mode; in
+// production the CoinGecko price feed and, when LEDGER_LND_URL is set, an
+// LND node for deposit invoices, their settlement and Lightning payouts.
+// USDT custody has no production adapter: those payments answer 503
+// rail_unavailable in production.
 type rails struct {
-	prices      prices.Source
-	node        lightning.Node
-	lnd         *lightning.LND // production with LEDGER_LND_URL; nil otherwise
-	deposits    ethereum.Deposits
-	collections map[string]domain.CollectionAccount
+	usecase.Rails
+	lnd      *lightning.LND   // production with LEDGER_LND_URL; nil otherwise
+	invoices workers.Invoices // lnd, which the workers ask whether deposit invoices settled; none in sandbox (deposits come through its API)
 }
 
 // usdtSandboxSeed derives the sandbox's per-payment USDT addresses. It is
@@ -51,22 +49,20 @@ var johannesburg = func() *time.Location {
 	return loc
 }()
 
-var errNoProductionAdapter = errors.New("no production adapter is configured for this rail")
-
 func newRails(cfg config) (*rails, error) {
 	collections, err := parseCollectionAccounts(cfg.CollectionAccounts)
 	if err != nil {
 		return nil, err
 	}
-	r := &rails{collections: collections}
+	r := &rails{Rails: usecase.Rails{Collections: collections}}
 	if cfg.Mode == "production" {
-		r.prices = prices.NewCoinGecko(cfg.PriceFeedURL, cfg.PriceFeedKey, 30*time.Second, &http.Client{})
+		r.Prices = prices.NewCoinGecko(cfg.PriceFeedURL, cfg.PriceFeedKey, 30*time.Second, &http.Client{})
 		if cfg.LNDURL != "" {
 			node, err := newLND(cfg)
 			if err != nil {
 				return nil, err
 			}
-			r.node, r.lnd = node, node
+			r.Node, r.lnd, r.invoices = node, node, node
 		}
 		return r, nil
 	}
@@ -78,49 +74,10 @@ func newRails(cfg config) (*rails, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.prices = prices.NewSandbox(table, drift, time.Now)
-	r.node = lightning.NewSandboxNode()
-	r.deposits = ethereum.NewSandboxDeposits(usdtSandboxSeed)
+	r.Prices = prices.NewSandbox(table, drift, time.Now)
+	r.Node = lightning.NewSandboxNode()
+	r.Deposits = ethereum.NewSandboxDeposits(usdtSandboxSeed)
 	return r, nil
-}
-
-func (r *rails) BTCPrices(ctx context.Context) (domain.BTCPrices, error) {
-	return r.prices.BTCPrices(ctx)
-}
-
-func (r *rails) LightningInvoice(ctx context.Context, paymentID uuid.UUID, amountSats int64, description string,
-	createdAt time.Time, expiry time.Duration) (domain.LightningInvoice, error) {
-	if r.node == nil {
-		return domain.LightningInvoice{}, errNoProductionAdapter
-	}
-	inv, err := r.node.CreateInvoice(ctx, lightning.InvoiceRequest{PaymentID: paymentID, AmountSats: amountSats,
-		Description: description, CreatedAt: createdAt, Expiry: expiry})
-	if err != nil {
-		return domain.LightningInvoice{}, err
-	}
-	return domain.LightningInvoice{PaymentRequest: inv.PaymentRequest, PaymentHash: inv.PaymentHash,
-		AmountSats: inv.AmountSats, ExpiresAt: inv.ExpiresAt}, nil
-}
-
-func (r *rails) USDTDepositAddress(ctx context.Context, paymentID uuid.UUID) (string, error) {
-	if r.deposits == nil {
-		return "", errNoProductionAdapter
-	}
-	return r.deposits.DepositAddress(ctx, paymentID)
-}
-
-func (r *rails) CollectionAccount(currency string) (domain.CollectionAccount, bool) {
-	a, ok := r.collections[currency]
-	return a, ok
-}
-
-// invoices is the node the workers ask whether deposit invoices settled:
-// LND in production, none in sandbox (deposits come through the sandbox API).
-func (r *rails) invoices() workers.Invoices {
-	if r.lnd == nil {
-		return nil // an untyped nil: a nil *LND in the interface would look configured
-	}
-	return r.lnd
 }
 
 // payoutRail is production's payout rail: Lightning recipients are paid

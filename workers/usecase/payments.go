@@ -1,0 +1,78 @@
+package usecase
+
+import (
+	"context"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
+)
+
+// ExecutePayment runs a command on the payment aggregate through the event
+// store, deciding on the payments row: it is the fold of the payment's
+// events at its version (written in each append's transaction, and
+// compared with the fold by ledgerctl audit verify), and reading it costs
+// one row where folding costs every event.
+func (l *Ledger) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
+	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
+	load := func(ctx context.Context) (eventstore.Snapshot[domain.Payment], error) {
+		row, err := l.Payment(ctx, ref.TenantID, ref.ID)
+		return eventstore.Snapshot[domain.Payment]{State: row.Payment, Version: row.Version, UpdatedAt: row.UpdatedAt}, err
+	}
+	var before domain.Payment // as the events were decided on
+	var decided bool
+	snap, err := eventstore.ExecuteFrom(ctx, l.store, ref, meta, load, domain.ApplyPayment,
+		func(pay domain.Payment) ([]domain.Event, error) {
+			events, err := decide(pay)
+			before, decided = pay, len(events) > 0
+			return events, err
+		})
+	if err == nil && decided {
+		l.cfg.Appended(ref, snap.State.Status != before.Status && snap.State.WebhookURL != "",
+			!before.AwaitsPayout() && snap.State.AwaitsPayout())
+	}
+	return paymentSnapshot(snap, err)
+}
+
+// AttachPaymentDocument records a supporting document, already stored, on
+// its payment (POST /payments/{id}/document).
+func (l *Ledger) AttachPaymentDocument(ctx context.Context, ref domain.StreamRef, doc domain.AttachPaymentDocument,
+	meta domain.Metadata) (domain.PaymentSnapshot, error) {
+	return l.ExecutePayment(ctx, ref, meta, func(p domain.Payment) ([]domain.Event, error) {
+		doc.Now = time.Now()
+		return domain.DecideAttachPaymentDocument(p, doc)
+	})
+}
+
+// RecordSandboxDeposit records a deposit of amount (zero: what remains
+// due when it is decided) on a sandbox payment.
+func (l *Ledger) RecordSandboxDeposit(ctx context.Context, ref domain.StreamRef, amount decimal.Decimal,
+	meta domain.Metadata) (domain.PaymentSnapshot, error) {
+	return l.ExecutePayment(ctx, ref, meta, func(p domain.Payment) ([]domain.Event, error) {
+		a := amount
+		if a.IsZero() {
+			a = p.Outstanding()
+		}
+		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: a, Now: time.Now()})
+	})
+}
+
+// PaymentAsOf folds a payment's events recorded at or before asOf;
+// NotFound when it did not exist yet.
+func (l *Ledger) PaymentAsOf(ctx context.Context, ref domain.StreamRef, asOf time.Time) (domain.PaymentSnapshot, error) {
+	snap, err := eventstore.FoldAsOf(ctx, l.store, ref, asOf, domain.ApplyPayment)
+	if err == nil && snap.Version == 0 {
+		return domain.PaymentSnapshot{}, &domain.Error{Kind: domain.NotFound, Code: "not_found",
+			Message: "the payment did not exist at asOf"}
+	}
+	return paymentSnapshot(snap, err)
+}
+
+func paymentSnapshot(snap eventstore.Snapshot[domain.Payment], err error) (domain.PaymentSnapshot, error) {
+	if err != nil {
+		return domain.PaymentSnapshot{}, err
+	}
+	return domain.PaymentSnapshot{Payment: snap.State, Version: snap.Version, UpdatedAt: snap.UpdatedAt}, nil
+}
