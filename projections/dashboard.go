@@ -49,10 +49,10 @@ func (s *dashboardUserStream) setupLink() (*string, *time.Time) {
 	return &s.u.SetupTokenHash, &s.u.SetupExpiresAt
 }
 
-func (s *dashboardUserStream) put(w Rows, r *domain.Record) {
+func (s *dashboardUserStream) put(w Rows, first, last *domain.Record) {
 	token, expires := s.setupLink()
-	w.Put(dashboardUsersTable, s.u.ID, r.TenantID, s.u.Email, s.u.PasswordHash, token, expires, r.StreamVersion,
-		r.RecordedAt, r.RecordedAt)
+	w.Put(dashboardUsersTable, s.u.ID, first.TenantID, s.u.Email, s.u.PasswordHash, token, expires, last.StreamVersion,
+		first.RecordedAt, last.RecordedAt)
 }
 
 func (s *dashboardUserStream) update(w Rows, last *domain.Record) {

@@ -23,10 +23,10 @@ func (s *merchantStream) rows(Rows, *domain.Record, domain.Event) {}
 var merchantChanges = []string{"name", "country", "currency", "payout_method", "bank_name", "account_number",
 	"phone_number", "lnurl", "version", "updated_at"}
 
-func (s *merchantStream) put(w Rows, r *domain.Record) {
+func (s *merchantStream) put(w Rows, first, last *domain.Record) {
 	m := s.m
-	w.Put(merchantsTable, m.ID, r.TenantID, m.Name, m.Country, m.Currency, m.PayoutMethod, m.BankName,
-		m.AccountNumber, m.PhoneNumber, m.LNURL, r.StreamVersion, r.RecordedAt, r.RecordedAt)
+	w.Put(merchantsTable, m.ID, first.TenantID, m.Name, m.Country, m.Currency, m.PayoutMethod, m.BankName,
+		m.AccountNumber, m.PhoneNumber, m.LNURL, last.StreamVersion, first.RecordedAt, last.RecordedAt)
 }
 
 func (s *merchantStream) update(w Rows, last *domain.Record) {

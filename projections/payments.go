@@ -62,9 +62,9 @@ func (s *paymentStream) queueDelivery(w Rows, r *domain.Record) {
 
 var paymentChanges = []string{"status", "state", "version", "updated_at"}
 
-func (s *paymentStream) put(w Rows, r *domain.Record) {
-	w.Put(paymentsTable, s.p.ID, r.TenantID, s.p.UserID, s.p.MerchantID, s.p.Status, s.json(), r.StreamVersion,
-		r.RecordedAt, r.RecordedAt)
+func (s *paymentStream) put(w Rows, first, last *domain.Record) {
+	w.Put(paymentsTable, s.p.ID, first.TenantID, s.p.UserID, s.p.MerchantID, s.p.Status, s.json(), last.StreamVersion,
+		first.RecordedAt, last.RecordedAt)
 }
 
 func (s *paymentStream) update(w Rows, last *domain.Record) {

@@ -12,10 +12,11 @@ import (
 // ProjectStream folds recs, one stream's new records in order, into the
 // stream's state with the domain's own apply, starting from before (the
 // state the records were decided on; nil for a new stream), and writes to w
-// what they do to the read models: the rows each event adds or removes,
-// then the stream's own row, encoded from the state after them. It returns
-// that state. The append, the rebuild and the audit all project through
-// it, so a read-model row is the fold's state, written once, one way.
+// what they do to the read models: first the stream's own row, encoded
+// once from the state after them (the other rows refer to it), then the
+// rows each event adds, changes or removes. It returns that state. The
+// append, the rebuild and the audit all project through it, so a
+// read-model row is the fold's state, written one way.
 func ProjectStream(w Rows, before any, recs []domain.Record) (any, error) {
 	if len(recs) == 0 {
 		return before, nil
@@ -28,6 +29,7 @@ func ProjectStream(w Rows, before any, recs []domain.Record) (any, error) {
 		return nil, fmt.Errorf("project %s stream %s from version %d: its state before is needed",
 			recs[0].StreamType, recs[0].StreamID, recs[0].StreamVersion)
 	}
+	later := rowLog{w: w}
 	for i := range recs {
 		r := &recs[i]
 		e, err := r.Decode()
@@ -35,17 +37,17 @@ func ProjectStream(w Rows, before any, recs []domain.Record) (any, error) {
 			return nil, fmt.Errorf("project %s %s: %w", r.Type, r.ID, err)
 		}
 		s.fold(e)
-		if r.StreamVersion == 1 {
-			s.put(w, r) // before the rows that refer to it
-		}
-		s.rows(w, r, e)
+		s.rows(&later, r, e)
 		if ps := domain.PostingsOf(e); len(ps) > 0 {
-			putPostings(w, r, ps)
+			putPostings(&later, r, ps)
 		}
 	}
-	if last := &recs[len(recs)-1]; last.StreamVersion > 1 {
+	if first, last := &recs[0], &recs[len(recs)-1]; first.StreamVersion == 1 {
+		s.put(w, first, last)
+	} else {
 		s.update(w, last)
 	}
+	later.replay()
 	return s.state(), nil
 }
 
@@ -53,11 +55,13 @@ func ProjectStream(w Rows, before any, recs []domain.Record) (any, error) {
 // apply, and the rows it writes.
 type stream interface {
 	fold(e domain.Event)
-	// put writes the stream's row as the stream's first record r left it.
-	put(w Rows, r *domain.Record)
+	// put writes the stream's row, opened by its record first, as its
+	// record last left it.
+	put(w Rows, first, last *domain.Record)
 	// update writes what changes in the stream's row, as of its record last.
 	update(w Rows, last *domain.Record)
-	// rows writes the other rows that e, just folded, adds, changes or removes.
+	// rows writes the other rows that e, just folded, adds, changes or
+	// removes.
 	rows(w Rows, r *domain.Record, e domain.Event)
 	state() any
 }
@@ -138,3 +142,28 @@ func (discardRows) Put(*Table, ...any)                     {}
 func (discardRows) Update(*Table, []any, []string, ...any) {}
 func (discardRows) Delete(*Table, ...any)                  {}
 func (discardRows) Keeps(*Table) bool                      { return false }
+
+// rowLog holds writes for w until replay, so that they follow the stream's
+// own row.
+type rowLog struct {
+	w   Rows
+	ops []func()
+}
+
+func (l *rowLog) Put(t *Table, row ...any) { l.ops = append(l.ops, func() { l.w.Put(t, row...) }) }
+
+func (l *rowLog) Update(t *Table, key []any, columns []string, values ...any) {
+	l.ops = append(l.ops, func() { l.w.Update(t, key, columns, values...) })
+}
+
+func (l *rowLog) Delete(t *Table, key ...any) {
+	l.ops = append(l.ops, func() { l.w.Delete(t, key...) })
+}
+
+func (l *rowLog) Keeps(t *Table) bool { return l.w.Keeps(t) }
+
+func (l *rowLog) replay() {
+	for _, op := range l.ops {
+		op()
+	}
+}

@@ -32,8 +32,8 @@ var (
 	tenantChanges    = []string{"name", "owner_user_id", "version", "updated_at"}
 )
 
-func (s *tenantStream) put(w Rows, r *domain.Record) {
-	w.Put(tenantsTable, s.t.ID, s.t.Name, s.t.OwnerUserID, r.StreamVersion, r.RecordedAt, r.RecordedAt)
+func (s *tenantStream) put(w Rows, first, last *domain.Record) {
+	w.Put(tenantsTable, s.t.ID, s.t.Name, s.t.OwnerUserID, last.StreamVersion, first.RecordedAt, last.RecordedAt)
 }
 
 func (s *tenantStream) update(w Rows, last *domain.Record) {

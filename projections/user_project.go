@@ -33,10 +33,10 @@ var (
 		"phone_number", "default_momo_account_id", "version", "updated_at"}
 )
 
-func (s *userStream) put(w Rows, r *domain.Record) {
+func (s *userStream) put(w Rows, first, last *domain.Record) {
 	u := s.u
-	w.Put(usersTable, u.ID, r.TenantID, r.ID, u.Email, u.Name, u.Role, u.Status, u.IsVerified, JSONOf(u.UserDetails),
-		u.CompanyName, u.PhoneNumber, u.DefaultMomoAccountID, r.StreamVersion, r.RecordedAt, r.RecordedAt)
+	w.Put(usersTable, u.ID, first.TenantID, first.ID, u.Email, u.Name, u.Role, u.Status, u.IsVerified, JSONOf(u.UserDetails),
+		u.CompanyName, u.PhoneNumber, u.DefaultMomoAccountID, last.StreamVersion, first.RecordedAt, last.RecordedAt)
 }
 
 func (s *userStream) update(w Rows, last *domain.Record) {

@@ -120,7 +120,7 @@ func TestRenderMarkdownLifecycle(t *testing.T) {
 	md := renderMarkdown(r)
 	for _, want := range []string{
 		"| 79 | 658 | 12% | 200 | 2000 of 2000 | 6900.0 | 13800.0 | 14100.0 | 0 | 0 | - | - |",
-		"| completed/s ÷ POST /payments/s at concurrency 64 | >= 0.5 | 0.12 | **MISSED** |",
+		"| deposit→success webhook p99 ms at 200 payments/s | < 250 | 13,800 | **MISSED** |",
 		"| lost payments (no success webhook) | = 0 | 0 | met |",
 		"Payouts: 20 of 20 sampled payments paid out exactly once.",
 	} {

@@ -139,8 +139,7 @@ type lifecyclePayments struct {
 // lifecycleTargets are the lifecycle mode's acceptance targets: success
 // webhook p99 under 250 ms at 200 payments/s with zero payout delay, none
 // lost or duplicated, every delivery's signature valid (as a partner's
-// receiver checks it), completions at least half the POST /payments rate,
-// and each sampled payment paid out exactly once.
+// receiver checks it), and each sampled payment paid out exactly once.
 func lifecycleTargets(r lifecycleReport) []target {
 	l := r.Lifecycle
 	ts := []target{
@@ -151,10 +150,6 @@ func lifecycleTargets(r lifecycleReport) []target {
 			Met: l.Webhooks.DuplicateSuccess == 0},
 		{Name: "webhooks with a bad signature", Want: "= 0", Got: float64(l.Webhooks.BadSignatures),
 			Met: l.Webhooks.BadSignatures == 0},
-	}
-	if p := r.Payments.PerSecond; p > 0 {
-		ratio := l.CompletedPerSecond / p
-		ts = append(ts, target{Name: "completed/s ÷ POST /payments/s at concurrency 64", Want: ">= 0.5", Got: ratio, Met: ratio >= 0.5})
 	}
 	c := r.PayoutCheck
 	ts = append(ts, target{Name: fmt.Sprintf("sampled payments with exactly one payout (of %d)", c.Checked),
@@ -209,10 +204,6 @@ func printLifecycleTable(w io.Writer, r lifecycleReport) {
 	} else if m := p.Measured; m != nil {
 		fmt.Fprintf(w, "POST /payments closed loop at concurrency %d, same server: %.0f req/s, p50 %.1f ms, p99 %.1f ms over %.1f s\n",
 			p.Concurrency, p.PerSecond, m.P50Ms, m.P99Ms, m.Seconds)
-	}
-	if p := r.Payments.PerSecond; p > 0 && l.Rate < p/2 {
-		fmt.Fprintf(w, "note: -rate %g offers less than half of %.0f req/s, so completed/s cannot reach 0.5 of it; rerun with -rate %.0f or more to test that target\n",
-			l.Rate, p, p/2)
 	}
 	if l.Rate != 200 {
 		fmt.Fprintf(w, "note: the issue's latency target is at -rate 200\n")
