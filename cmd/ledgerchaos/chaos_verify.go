@@ -169,7 +169,10 @@ func streamMessageIDs(ctx context.Context, natsURL, stream string) (map[string]i
 			ids[m.Headers().Get(jetstream.MsgIDHeader)]++
 			n++
 		}
-		if err := batch.Error(); err != nil {
+		// In a cluster the consumer lives on the stream's leader, and the
+		// server this check is connected to may not have heard of it yet:
+		// the fetch finds no responder, and is tried again.
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrNoResponders) {
 			return nil, err
 		}
 		if n == 0 {
