@@ -59,12 +59,12 @@ func failOver(ctx context.Context, r *chaosRun) ([]window, error) {
 		if !sleepCtx(ctx, gap) {
 			return windows, nil
 		}
-		fmt.Fprintf(r.log, "ledgerchaos: cluster: %s\n", f.name)
 		from := time.Now()
 		if err := f.inject(); err != nil {
 			return windows, fmt.Errorf("%s: %w", f.name, err)
 		}
 		repaired := time.Now()
+		fmt.Fprintf(r.log, "ledgerchaos: cluster: %s from %s to %s\n", f.name, from.Format(time.TimeOnly+".000"), repaired.Format(time.TimeOnly+".000"))
 		r.note("repairMs"+f.name, int(repaired.Sub(from).Milliseconds()))
 		// Writes resume within seconds of the repair at the latest.
 		sleepCtx(bg, 3*time.Second)
@@ -94,7 +94,7 @@ func killPostgresPrimary(ctx context.Context, r *chaosRun) error {
 	if err := ha.pg[old].proc.start(); err != nil {
 		return err
 	}
-	return waitFor(ctx, 2*time.Minute, "the old primary to rejoin as synchronous standby", func() bool { return ha.pg[old].is(ctx, "sync") })
+	return waitFor(ctx, 5*time.Minute, "the old primary to rejoin as synchronous standby", func() bool { return ha.pg[old].is(ctx, "sync") })
 }
 
 // killNATSStreamLeader crashes the NATS server that leads the ledger's

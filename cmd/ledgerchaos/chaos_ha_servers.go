@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,7 +26,6 @@ import (
 type haServers struct {
 	dir      string
 	etcd     *serverProc
-	etcdAddr string
 	pg       []*patroniServer
 	nats     []*natsServer
 	proxy    *serverProc
@@ -181,16 +179,16 @@ func startHAServers(ctx context.Context, dir, natsBin string) (*haServers, error
 
 	etcdDir := filepath.Join(dir, "etcd")
 	clientPort, peerPort := take(), take()
-	h.etcdAddr = fmt.Sprintf("127.0.0.1:%d", clientPort)
+	etcdAddr := fmt.Sprintf("127.0.0.1:%d", clientPort)
 	peer := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
 	h.etcd = &serverProc{name: "etcd", logPath: filepath.Join(dir, "etcd.log"), argv: []string{"etcd",
 		"--name", "etcd1", "--data-dir", etcdDir,
-		"--listen-client-urls", "http://" + h.etcdAddr, "--advertise-client-urls", "http://" + h.etcdAddr,
+		"--listen-client-urls", "http://" + etcdAddr, "--advertise-client-urls", "http://" + etcdAddr,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "etcd1=" + peer}}
 	if err := h.etcd.start(); err != nil {
 		return h, err
 	}
-	if err := waitFor(ctx, 30*time.Second, "etcd", func() bool { return httpOK(ctx, "http://"+h.etcdAddr+"/health") }); err != nil {
+	if err := waitFor(ctx, 30*time.Second, "etcd", func() bool { return httpOK(ctx, "http://"+etcdAddr+"/health") }); err != nil {
 		return h, err
 	}
 
@@ -198,7 +196,7 @@ func startHAServers(ctx context.Context, dir, natsBin string) (*haServers, error
 	for i := range 2 {
 		n := patroniNode{Name: fmt.Sprintf("pg%d", i+1), Dir: filepath.Join(dir, fmt.Sprintf("pg%d", i+1)), PGPort: take(), APIPort: take()}
 		pgPorts = append(pgPorts, n.PGPort)
-		s, err := newPatroniServer(n, h.etcdAddr, pgBin, owner)
+		s, err := newPatroniServer(n, etcdAddr, pgBin, owner)
 		if err != nil {
 			return h, err
 		}
@@ -287,14 +285,21 @@ func (h *haServers) startProxy(ctx context.Context, backends []string) error {
 	return waitFor(ctx, 30*time.Second, "HAProxy to reach a ready ledgerd", func() bool { return httpOK(ctx, h.proxyURL+"/readyz") })
 }
 
-// primary returns the index of the Postgres server that is primary.
+// primary returns the index of the Postgres server that is primary,
+// waiting for one while Patroni's API is slow to answer (a busy machine)
+// or a failover is under way.
 func (h *haServers) primary(ctx context.Context) (int, error) {
-	for i, s := range h.pg {
-		if s.is(ctx, "primary") {
-			return i, nil
+	found := -1
+	err := waitFor(ctx, 30*time.Second, "a Postgres primary", func() bool {
+		for i, s := range h.pg {
+			if s.is(ctx, "primary") {
+				found = i
+				return true
+			}
 		}
-	}
-	return 0, errors.New("no Postgres server is primary")
+		return false
+	})
+	return found, err
 }
 
 // close stops HAProxy, NATS, Postgres (Patroni stops it on SIGTERM) and
@@ -335,9 +340,9 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// httpOK says whether GET url answers 200 within a second.
+// httpOK says whether GET url answers 200 within two seconds.
 func httpOK(ctx context.Context, url string) bool {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

@@ -27,7 +27,7 @@ func TestClusterScenarioShort(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	var stdout bytes.Buffer
-	err := run(ctx, []string{"-scenarios", "cluster", "-duration", "12s", "-workers", "8", "-rate", "20", "-out", out}, &stdout, os.Stderr)
+	err := run(ctx, []string{"-scenarios", "cluster", "-duration", "12s", "-throughput", "3s", "-workers", "8", "-rate", "20", "-out", out}, &stdout, os.Stderr)
 	t.Log(stdout.String())
 	if err != nil {
 		t.Fatal(err)
