@@ -20,6 +20,9 @@ type chaosScenario struct {
 	name  string
 	about string
 	nodes int
+	// replicated runs Postgres under Patroni, a NATS cluster and HAProxy
+	// (the cluster scenario) instead of one Postgres and one NATS.
+	replicated bool
 	// webhookPath picks the receiver behaviour of the n-th payment.
 	webhookPath func(n int64) string
 	// disrupt breaks things while the load runs, and returns when the
@@ -62,6 +65,9 @@ var chaosScenarios = []chaosScenario{
 		nodes: 3, webhookPath: okPath, disrupt: killOneRestartAnother},
 	{name: "receiver", about: "webhook receivers that hang past the timeout, answer 500, close the connection, or take 6 s (2 processes)",
 		nodes: 2, webhookPath: hostileReceivers, disrupt: nothing, extra: checkReceivers},
+	{name: "cluster", about: "3 processes behind HAProxy on Postgres under Patroni (primary, synchronous standby) and 3 NATS servers: " +
+		"the primary killed, the stream's NATS leader killed, a ledgerd killed, each restarted, then a rolling restart (not in all)",
+		nodes: 3, replicated: true, webhookPath: okPath, disrupt: failOver},
 }
 
 // runScenario sets up a cluster, runs the load with the scenario's
@@ -78,8 +84,11 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 		return fail(err)
 	}
 	fmt.Fprintf(log, "ledgerchaos: %s: starting Postgres, NATS and %d ledgerd processes under %s\n", sc.name, sc.nodes, dir)
-	cluster, err := startChaosCluster(ctx, dir, cfg.ledgerd, cfg.ledgerctl,
-		chaosSettings{Nodes: sc.nodes, WebhookRetry: "200ms,500ms,1s,1s,2s,2s,2s"})
+	settings := chaosSettings{Nodes: sc.nodes, WebhookRetry: "200ms,500ms,1s,1s,2s,2s,2s"}
+	if sc.replicated {
+		settings.NATSServer = cfg.natsServer
+	}
+	cluster, err := startChaosCluster(ctx, dir, cfg.ledgerd, cfg.ledgerctl, settings)
 	defer func() {
 		if err := cluster.close(ctx); err != nil {
 			res.add("every ledgerd drains and exits 0 on SIGTERM", 1, 0)
@@ -89,7 +98,7 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	if err != nil {
 		return fail(err)
 	}
-	pool, err := benchkit.OpenPool(ctx, cluster.pg.URL, "ledger", 4)
+	pool, err := benchkit.OpenPool(ctx, cluster.dbURL, "ledger", 4)
 	if err != nil {
 		return fail(err)
 	}
@@ -114,6 +123,12 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	r := &chaosRun{cfg: cfg, cluster: cluster, client: client, receiver: receiver, log: log, notes: map[string]int{},
 		load: newChaosLoad(client, partners, secret, func(n int64) string { return receiver.URL(sc.webhookPath(n)) })}
 
+	if sc.replicated && cfg.throughput > 0 {
+		if err := measureThroughput(ctx, r, partners, cfg.workers, cfg.throughput); err != nil {
+			return fail(fmt.Errorf("throughput: %w", err))
+		}
+		res.Notes = r.notes
+	}
 	// The load runs for -duration, and on until the disruption is over and
 	// the whole cluster has served load for a few seconds more.
 	loadCtx, stopLoad := context.WithCancel(ctx)
@@ -127,6 +142,7 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	}
 	stopLoad()
 	<-loaded
+	res.Notes = r.notes
 	if disruptErr != nil {
 		return fail(fmt.Errorf("disruption: %w", disruptErr))
 	}
@@ -153,7 +169,7 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	if err := verifyAcknowledged(ctx, client, r.load, acked, &f); err != nil {
 		return fail(fmt.Errorf("look up acknowledged writes: %w", err))
 	}
-	if err := verifyStore(ctx, pool, cluster.nats.URL, deposited, &f); err != nil {
+	if err := verifyStore(ctx, pool, cluster.natsURL, deposited, &f); err != nil {
 		return fail(fmt.Errorf("check the store and the stream: %w", err))
 	}
 	if err := verifyWebhooks(ctx, pool, receiver, windows, &f); err != nil {

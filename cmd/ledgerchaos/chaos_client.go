@@ -30,6 +30,7 @@ type chaosClient struct {
 
 	mu      sync.Mutex
 	answers chaosAnswers
+	writes  []time.Time // when each write was acknowledged, in order: the write pauses
 }
 
 // chaosAnswers counts what the cluster answered, attempt by attempt.
@@ -157,6 +158,9 @@ func (c *chaosClient) once(ctx context.Context, method, url, token, key string, 
 			if resp.Header.Get("Idempotent-Replayed") == "true" {
 				a.Replayed++
 			}
+			if method != http.MethodGet {
+				c.writes = append(c.writes, time.Now())
+			}
 		})
 	}
 	return ans, false, 0, nil
@@ -174,6 +178,27 @@ func (c *chaosClient) snapshot() chaosAnswers {
 	a := c.answers
 	a.Examples = append([]string(nil), c.answers.Examples...)
 	return a
+}
+
+// writePause is the longest time without an acknowledged write among the
+// gaps that end between from and to: around a fault at from, how long no
+// partner could write.
+func (c *chaosClient) writePause(from, to time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return longestGap(c.writes, from, to)
+}
+
+// longestGap is the longest gap between consecutive times (ascending)
+// whose end falls in [from, to].
+func longestGap(times []time.Time, from, to time.Time) time.Duration {
+	var longest time.Duration
+	for i := 1; i < len(times); i++ {
+		if end := times[i]; !end.Before(from) && !end.After(to) {
+			longest = max(longest, end.Sub(times[i-1]))
+		}
+	}
+	return longest
 }
 
 // isProblem says whether resp is RFC 9457 problem+json.

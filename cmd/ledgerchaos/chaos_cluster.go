@@ -14,15 +14,17 @@ import (
 )
 
 // chaosCluster is what one fault scenario runs against: its own Postgres
-// and NATS servers and several ledgerd processes sharing them, each on a
-// fixed address so that a restarted process is found where the killed one
-// was.
+// and NATS servers (one of each, or the cluster scenario's replicated ones)
+// and several ledgerd processes sharing them, each on a fixed address so
+// that a restarted process is found where the killed one was.
 type chaosCluster struct {
-	pg        *privatePostgres
-	nats      *privateNATS
-	dbURL     string // the ledgerds' DATABASE_URL (database ledger on pg)
-	ledgerd   string // binary
-	ledgerctl string // binary
+	pg        *privatePostgres // nil in the cluster scenario
+	nats      *privateNATS     // nil in the cluster scenario
+	ha        *haServers       // the cluster scenario's servers, else nil
+	dbURL     string           // the ledgerds' DATABASE_URL (database ledger)
+	natsURL   string           // the ledgerds' NATS_URL
+	ledgerd   string           // binary
+	ledgerctl string           // binary
 	env       []string
 	dir       string // logs and the servers' data
 	nodes     []*chaosNode
@@ -49,24 +51,16 @@ const chaosValidity = 15 * time.Second
 type chaosSettings struct {
 	Nodes        int
 	WebhookRetry string // LEDGER_WEBHOOK_RETRY: short, so the run sees retries
+	// NATSServer is the nats-server binary for a replicated cluster behind
+	// HAProxy (the cluster scenario); empty: one Postgres, one NATS.
+	NATSServer string
 }
 
 // startChaosCluster starts the servers and n ledgerd processes under dir.
 // The caller closes it, on error too.
 func startChaosCluster(ctx context.Context, dir, ledgerdBin, ledgerctlBin string, s chaosSettings) (*chaosCluster, error) {
 	c := &chaosCluster{ledgerd: ledgerdBin, ledgerctl: ledgerctlBin, dir: dir}
-	pgDir := filepath.Join(dir, "postgres")
-	if err := os.MkdirAll(pgDir, 0o755); err != nil {
-		return c, err
-	}
-	var err error
-	if c.pg, err = startPrivatePostgres(ctx, pgDir); err != nil {
-		return c, err
-	}
-	if c.dbURL, err = benchkit.DatabaseURLFor(c.pg.URL, "ledger"); err != nil {
-		return c, err
-	}
-	if c.nats, err = startPrivateNATS(filepath.Join(dir, "nats")); err != nil {
+	if err := c.startServers(ctx, s.NATSServer); err != nil {
 		return c, err
 	}
 	// One master key for every process: each would otherwise make its own
@@ -76,7 +70,7 @@ func startChaosCluster(ctx context.Context, dir, ledgerdBin, ledgerctlBin string
 	if err != nil {
 		return c, err
 	}
-	c.env = []string{"DATABASE_URL=" + c.dbURL, "NATS_URL=" + c.nats.URL, "LEDGER_LOG_LEVEL=warn",
+	c.env = []string{"DATABASE_URL=" + c.dbURL, "NATS_URL=" + c.natsURL, "LEDGER_LOG_LEVEL=warn",
 		"LEDGER_MASTER_KEY_FILE=" + masterKey,
 		"LEDGER_MODE=sandbox", "LEDGER_WEBHOOK_RETRY=" + s.WebhookRetry, "LEDGER_EXPIRY_POLL=200ms",
 		// Payments whose deposit never came (the load stopped between the
@@ -86,6 +80,9 @@ func startChaosCluster(ctx context.Context, dir, ledgerdBin, ledgerctlBin string
 		// The check reads back every acknowledged write as fast as it can;
 		// the load itself stays far below the default limits.
 		"LEDGER_RATE_LIMIT=0"}
+	if c.ha != nil {
+		c.env = append(c.env, fmt.Sprintf("LEDGER_NATS_REPLICAS=%d", len(c.ha.nats)))
+	}
 	for i := range s.Nodes {
 		addr, err := benchkit.FreeAddr()
 		if err != nil {
@@ -101,7 +98,40 @@ func startChaosCluster(ctx context.Context, dir, ledgerdBin, ledgerctlBin string
 			return c, err
 		}
 	}
+	if c.ha != nil {
+		var addrs []string
+		for _, n := range c.nodes {
+			addrs = append(addrs, n.addr)
+		}
+		return c, c.ha.startProxy(ctx, addrs)
+	}
 	return c, nil
+}
+
+// startServers starts Postgres and NATS: the replicated ones when
+// natsServer names a nats-server binary, else one of each.
+func (c *chaosCluster) startServers(ctx context.Context, natsServer string) error {
+	var err error
+	if natsServer != "" {
+		c.ha, err = startHAServers(ctx, c.dir, natsServer)
+		c.dbURL, c.natsURL = c.ha.dbURL, c.ha.natsURL
+		return err
+	}
+	pgDir := filepath.Join(c.dir, "postgres")
+	if err := os.MkdirAll(pgDir, 0o755); err != nil {
+		return err
+	}
+	if c.pg, err = startPrivatePostgres(ctx, pgDir); err != nil {
+		return err
+	}
+	if c.dbURL, err = benchkit.DatabaseURLFor(c.pg.URL, "ledger"); err != nil {
+		return err
+	}
+	if c.nats, err = startPrivateNATS(filepath.Join(c.dir, "nats")); err != nil {
+		return err
+	}
+	c.natsURL = c.nats.URL
+	return nil
 }
 
 // start runs the node's ledgerd and waits until it is ready.
@@ -176,9 +206,13 @@ func (c *chaosCluster) killTimes() []time.Time {
 	return append([]time.Time(nil), c.kills...)
 }
 
-// baseURLs returns the base URL of every node, up or not: a client tries
-// them in turn, as behind a load balancer.
+// baseURLs returns HAProxy's URL in the cluster scenario; else the base URL
+// of every node, up or not: a client tries them in turn, as behind a load
+// balancer.
 func (c *chaosCluster) baseURLs() []string {
+	if c.ha != nil {
+		return []string{c.ha.proxyURL}
+	}
 	urls := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
 		urls[i] = "http://" + n.addr
@@ -186,8 +220,11 @@ func (c *chaosCluster) baseURLs() []string {
 	return urls
 }
 
-// anyUp returns the base URL of a node that runs.
+// anyUp returns the base URL of a node that runs, or HAProxy's.
 func (c *chaosCluster) anyUp() (string, error) {
+	if c.ha != nil {
+		return c.ha.proxyURL, nil
+	}
 	for _, n := range c.nodes {
 		if n.up() {
 			return "http://" + n.addr, nil
@@ -204,6 +241,9 @@ func (c *chaosCluster) close(ctx context.Context) error {
 		if e := c.stopGracefully(i); e != nil {
 			err = errors.Join(err, fmt.Errorf("%s: %w (log: %s)", n.name, e, n.logPath))
 		}
+	}
+	if c.ha != nil {
+		c.ha.close()
 	}
 	if c.nats != nil {
 		c.nats.stop()

@@ -127,6 +127,9 @@ func printChaosResult(w io.Writer, r chaosResult) {
 	for _, e := range a.Examples {
 		fmt.Fprintf(w, "  server error: %s\n", e)
 	}
+	for _, e := range f.RepeatExamples {
+		fmt.Fprintf(w, "  sent again after a 2xx, unexplained: %s\n", e)
+	}
 	if f.AuditVerify != "ok" && f.AuditVerify != "" {
 		fmt.Fprintf(w, "  audit verify: %s\n", strings.ReplaceAll(f.AuditVerify, "\n", "\n    "))
 	}

@@ -47,6 +47,9 @@ type chaosFindings struct {
 	Repeats            int `json:"repeatsAfter2xx"`    // sent again after the receiver's 2xx
 	RepeatsUnexplained int `json:"repeatsUnexplained"` // of those, not in flight at a kill or outage
 	BadWebhooks        int `json:"badWebhooks"`        // bad signature or malformed
+	// RepeatExamples are the first few unexplained repeats, with their
+	// times, to set beside the scenario's faults in its log.
+	RepeatExamples []string `json:"repeatExamples,omitempty"`
 
 	AuditVerify string `json:"auditVerify"` // "ok", or its first lines
 }
@@ -169,7 +172,10 @@ func streamMessageIDs(ctx context.Context, natsURL, stream string) (map[string]i
 			ids[m.Headers().Get(jetstream.MsgIDHeader)]++
 			n++
 		}
-		if err := batch.Error(); err != nil {
+		// In a cluster the consumer lives on the stream's leader, and the
+		// server this check is connected to may not have heard of it yet:
+		// the fetch finds no responder, and is tried again.
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrNoResponders) {
 			return nil, err
 		}
 		if n == 0 {
@@ -291,6 +297,10 @@ func verifyWebhooks(ctx context.Context, pool *pgxpool.Pool, r *chaosReceiver, d
 		}
 		if !explained {
 			f.RepeatsUnexplained += len(h.After2xx)
+			if len(f.RepeatExamples) < 5 {
+				f.RepeatExamples = append(f.RepeatExamples, fmt.Sprintf("%s of payment %s: 2xx at %s, sent again at %s",
+					h.Type, h.PaymentID, h.First2xx.Format(time.TimeOnly+".000"), h.After2xx[0].Format(time.TimeOnly+".000")))
+			}
 		}
 	}
 	return nil

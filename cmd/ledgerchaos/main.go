@@ -44,6 +44,8 @@ type chaosConfig struct {
 	partners   int
 	ledgerd    string
 	ledgerctl  string
+	natsServer string
+	throughput time.Duration // the cluster scenario's payments/s phase, per number of ledgerd
 	keep       bool
 	out        string
 }
@@ -69,6 +71,10 @@ succeeded with exactly one payout, and every status webhook was answered
 Postgres was away, between the answer and its record). It prints what it
 checked in numbers and exits non-zero when a check fails.
 
+The cluster scenario runs Postgres under Patroni and etcd, a NATS
+cluster and HAProxy instead (Debian packages patroni, etcd-server,
+haproxy: .ci/cluster-deps installs them); "all" leaves it out.
+
 scenarios:
 `)
 		for _, s := range chaosScenarios {
@@ -77,7 +83,7 @@ scenarios:
 		fmt.Fprint(fs.Output(), "\nflags:\n")
 		fs.PrintDefaults()
 	}
-	scenarios := fs.String("scenarios", "all", "comma-separated scenarios to run, or all")
+	scenarios := fs.String("scenarios", "all", "comma-separated scenarios to run, or all (every one but cluster)")
 	fs.DurationVar(&c.duration, "duration", 20*time.Second, "load per scenario (longer when an outage needs it)")
 	fs.DurationVar(&c.natsOutage, "nats-outage", 30*time.Second, "how long NATS stays down in the nats scenario")
 	fs.DurationVar(&c.pgOutage, "pg-outage", 10*time.Second, "how long Postgres stays down in the postgres scenario")
@@ -87,6 +93,9 @@ scenarios:
 	fs.IntVar(&c.partners, "partners", 4, "partners (tenants); worker w acts as partner w % partners")
 	fs.StringVar(&c.ledgerd, "ledgerd", "", "ledgerd binary (default: go build ./cmd/ledgerd)")
 	fs.StringVar(&c.ledgerctl, "ledgerctl", "", "ledgerctl binary (default: go build ./cmd/ledgerctl)")
+	fs.StringVar(&c.natsServer, "nats-server", "", "nats-server binary for the cluster scenario (default: go build the module's nats-server)")
+	fs.DurationVar(&c.throughput, "throughput", 10*time.Second,
+		"cluster scenario: before its load, how long to measure payments/s with 1, 2 and 3 ledgerd (0: not measured)")
 	fs.BoolVar(&c.keep, "keep", false, "keep each scenario's directory (logs, Postgres and NATS data) even when it passes")
 	fs.StringVar(&c.out, "out", "bench-chaos.json", "JSON report path")
 	if err := fs.Parse(args); err != nil {
@@ -100,7 +109,9 @@ scenarios:
 		if name == "all" {
 			c.scenarios = nil
 			for _, s := range chaosScenarios {
-				c.scenarios = append(c.scenarios, s.name)
+				if !s.replicated {
+					c.scenarios = append(c.scenarios, s.name)
+				}
 			}
 			break
 		}
@@ -110,6 +121,8 @@ scenarios:
 		c.scenarios = append(c.scenarios, name)
 	}
 	switch {
+	case c.throughput < 0:
+		return c, errors.New("-throughput must not be negative")
 	case c.duration <= 0 || c.natsOutage <= 0 || c.pgOutage <= 0 || c.settle <= 0:
 		return c, errors.New("-duration, -nats-outage, -pg-outage and -settle must be positive")
 	case c.workers < 1 || c.partners < 1 || c.rate <= 0:
@@ -136,6 +149,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err := benchkit.BuildMissing(ctx, &cfg.ledgerd, &cfg.ledgerctl, root, stderr); err != nil {
 		return err
+	}
+	if slices.Contains(cfg.scenarios, "cluster") {
+		if missing := missingHABinaries(); len(missing) > 0 {
+			return fmt.Errorf("the cluster scenario needs %s on the PATH: run .ci/cluster-deps", strings.Join(missing, ", "))
+		}
+		if cfg.natsServer == "" {
+			if cfg.natsServer, err = buildNATSServer(ctx, root, stderr); err != nil {
+				return err
+			}
+		}
 	}
 	var results []chaosResult
 	failed := false

@@ -34,7 +34,7 @@ func StartLedgerd(bin, addr string, env []string, stderr io.Writer) (*Ledgerd, e
 	cmd.Env = env
 	cmd.Stdout = io.Discard // the banner: where it listens, how to get credentials
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = childProcAttr()
+	cmd.SysProcAttr = ChildProcAttr(nil)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start ledgerd: %w", err)
 	}

@@ -2,8 +2,12 @@
 
 package benchkit
 
-import "syscall"
+import (
+	"os/user"
+	"syscall"
+)
 
-// childProcAttr is nil outside Linux, which lacks the parent-death signal:
-// ledgerd then shares the process group of the command that started it.
-func childProcAttr() *syscall.SysProcAttr { return nil }
+// ChildProcAttr is nil outside Linux, which lacks the parent-death signal:
+// the server shares the process group, and the user, of the command that
+// started it.
+func ChildProcAttr(*user.User) *syscall.SysProcAttr { return nil }
