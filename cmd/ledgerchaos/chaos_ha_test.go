@@ -18,6 +18,9 @@ import (
 // haproxy (.ci/cluster-deps) and is skipped without them.
 func TestClusterScenarioShort(t *testing.T) {
 	if missing := missingHABinaries(); len(missing) > 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the cluster scenario needs %s: .ci/run installs them with .ci/cluster-deps", strings.Join(missing, ", "))
+		}
 		t.Skipf("the cluster scenario needs %s: run .ci/cluster-deps to install them", strings.Join(missing, ", "))
 	}
 	if testing.Short() {
