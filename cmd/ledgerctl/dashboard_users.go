@@ -2,10 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,19 +14,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ledger/ledger/domain"
-	"github.com/ledger/ledger/eventstore"
 )
 
-// setupLinkTTL is how long a set-password link works.
-const setupLinkTTL = 72 * time.Hour
-
-// dashboardUser is what dashboard-user add prints.
+// dashboardUser is what the dashboard-user commands print: add and reset
+// a set-password link, disable the flag.
 type dashboardUser struct {
 	TenantID        string `json:"tenantId"`
 	DashboardUserID string `json:"dashboardUserId"`
 	Email           string `json:"email"`
-	SetPasswordURL  string `json:"setPasswordUrl"`
-	ExpiresAt       string `json:"expiresAt"`
+	SetPasswordURL  string `json:"setPasswordUrl,omitempty"`
+	ExpiresAt       string `json:"expiresAt,omitempty"`
+	Disabled        bool   `json:"disabled,omitempty"`
 }
 
 // dashboardUserAdd creates a dashboard user with a set-password link. The
@@ -50,23 +44,15 @@ func dashboardUserAdd(ctx context.Context, db *database, args []string, stdout i
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	if _, err := db.reader.OwnerUserID(ctx, tenantID); err != nil {
-		return fmt.Errorf("tenant %s: %w", tenantID, err)
-	}
-	token, tokenHash, expires := newSetupLink()
-	cmd := domain.CreateDashboardUser{UserID: uuid.Must(uuid.NewV7()), Email: *email,
-		SetupTokenHash: tokenHash, SetupExpiresAt: expires}
-	ref := domain.StreamRef{TenantID: tenantID, Type: "dashboard_user", ID: cmd.UserID}
-	u, err := eventstore.Execute(ctx, db.store, ref, operator, domain.ApplyDashboardUser,
-		func(u domain.DashboardUser) ([]domain.Event, error) { return domain.DecideCreateDashboardUser(u, cmd) })
-	if errors.Is(err, eventstore.ErrVersionConflict) || domain.ErrorKind(err) == domain.Conflict {
+	u, token, err := db.ledger.AddDashboardUser(ctx, tenantID, *email, operator)
+	if domain.ErrorKind(err) == domain.Conflict {
 		return fmt.Errorf("create dashboard user: %s already has a dashboard account", *email)
 	}
 	if err != nil {
 		return fmt.Errorf("create dashboard user: %w", err)
 	}
 	return printJSON(stdout, dashboardUser{TenantID: tenantID.String(), DashboardUserID: u.ID.String(), Email: u.Email,
-		SetPasswordURL: setupLinkURL(*publicURL, token), ExpiresAt: expires.Format(time.RFC3339Nano)})
+		SetPasswordURL: setupLinkURL(*publicURL, token), ExpiresAt: u.SetupExpiresAt.Format(time.RFC3339Nano)})
 }
 
 // dashboardUserReset issues a new set-password link to an existing
@@ -82,16 +68,12 @@ func dashboardUserReset(ctx context.Context, db *database, args []string, stdout
 	if err != nil {
 		return err
 	}
-	token, tokenHash, expires := newSetupLink()
-	_, err = eventstore.Execute(ctx, db.store, dashboardUserStream(acct), operator, domain.ApplyDashboardUser,
-		func(u domain.DashboardUser) ([]domain.Event, error) {
-			return domain.DecideIssueDashboardSetupLink(u, tokenHash, expires)
-		})
+	u, token, err := db.ledger.IssueDashboardSetupLink(ctx, acct.TenantID, acct.ID, operator)
 	if err != nil {
 		return fmt.Errorf("issue set-password link: %w", err)
 	}
 	return printJSON(stdout, dashboardUser{TenantID: acct.TenantID.String(), DashboardUserID: acct.ID.String(), Email: acct.Email,
-		SetPasswordURL: setupLinkURL(*publicURL, token), ExpiresAt: expires.Format(time.RFC3339Nano)})
+		SetPasswordURL: setupLinkURL(*publicURL, token), ExpiresAt: u.SetupExpiresAt.Format(time.RFC3339Nano)})
 }
 
 // dashboardUserDisable takes a dashboard user's access away (someone who
@@ -107,15 +89,11 @@ func dashboardUserDisable(ctx context.Context, db *database, args []string, stdo
 	if err != nil {
 		return err
 	}
-	if _, err := eventstore.Execute(ctx, db.store, dashboardUserStream(acct), operator, domain.ApplyDashboardUser, domain.DecideDisableDashboardUser); err != nil {
+	if err := db.ledger.DisableDashboardUser(ctx, acct.TenantID, acct.ID, operator); err != nil {
 		return fmt.Errorf("disable dashboard user: %w", err)
 	}
-	return printJSON(stdout, struct {
-		TenantID        string `json:"tenantId"`
-		DashboardUserID string `json:"dashboardUserId"`
-		Email           string `json:"email"`
-		Disabled        bool   `json:"disabled"`
-	}{acct.TenantID.String(), acct.ID.String(), acct.Email, true})
+	return printJSON(stdout, dashboardUser{TenantID: acct.TenantID.String(), DashboardUserID: acct.ID.String(),
+		Email: acct.Email, Disabled: true})
 }
 
 // dashboardAccount finds the dashboard user who signs in with email.
@@ -127,26 +105,11 @@ func dashboardAccount(ctx context.Context, db *database, email string) (domain.D
 	if err := db.open(ctx); err != nil {
 		return domain.DashboardAccount{}, err
 	}
-	acct, err := db.reader.DashboardAccountByEmail(ctx, normalised)
+	acct, err := db.ledger.DashboardAccountByEmail(ctx, normalised)
 	if err != nil {
 		return acct, fmt.Errorf("dashboard user %s: %w", normalised, err)
 	}
 	return acct, nil
-}
-
-// dashboardUserStream is acct's event stream.
-func dashboardUserStream(acct domain.DashboardAccount) domain.StreamRef {
-	return domain.StreamRef{TenantID: acct.TenantID, Type: "dashboard_user", ID: acct.ID}
-}
-
-// newSetupLink makes a set-password token (random, shown once), its
-// SHA-256 (all that is stored) and when it expires.
-func newSetupLink() (token, tokenHash string, expires time.Time) {
-	raw := make([]byte, 32)
-	rand.Read(raw)
-	token = base64.RawURLEncoding.EncodeToString(raw)
-	sum := sha256.Sum256([]byte(token))
-	return token, hex.EncodeToString(sum[:]), time.Now().Add(setupLinkTTL).UTC().Truncate(time.Millisecond)
 }
 
 func setupLinkURL(publicURL, token string) string {

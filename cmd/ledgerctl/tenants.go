@@ -11,8 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ledger/ledger/domain"
-	"github.com/ledger/ledger/eventstore"
-	"github.com/ledger/ledger/eventstore/apikeys"
 )
 
 // operator is the actor of events caused through ledgerctl.
@@ -33,24 +31,15 @@ func tenantCreate(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	apiKey, secret, secretHash := apikeys.NewPair()
-	cmd := domain.CreateTenant{TenantID: uuid.Must(uuid.NewV7()), OwnerUserID: uuid.Must(uuid.NewV7()),
-		Name: *name, OwnerEmail: *email, APIKey: apiKey, SecretHash: secretHash}
-	tenantEvents, ownerEvents, err := domain.DecideCreateTenant(cmd)
-	if err != nil {
-		return err
-	}
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	_, err = db.store.Append(ctx, operator,
-		eventstore.Batch{Stream: domain.StreamRef{TenantID: cmd.TenantID, Type: "tenant", ID: cmd.TenantID}, Events: tenantEvents},
-		eventstore.Batch{Stream: domain.StreamRef{TenantID: cmd.TenantID, Type: "user", ID: cmd.OwnerUserID}, Events: ownerEvents})
+	cmd, secret, err := db.ledger.CreateTenant(ctx, *name, *email, operator)
 	if err != nil {
 		return fmt.Errorf("create tenant: %w", err)
 	}
 	return printJSON(stdout, keyPair{TenantID: cmd.TenantID.String(), OwnerUserID: cmd.OwnerUserID.String(),
-		APIKey: apiKey, APISecret: secret})
+		APIKey: cmd.APIKey, APISecret: secret})
 }
 
 func apikeyCreate(ctx context.Context, db *database, args []string, stdout io.Writer) error {
@@ -66,9 +55,7 @@ func apikeyCreate(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	apiKey, secret, secretHash := apikeys.NewPair()
-	_, err = eventstore.Execute(ctx, db.store, tenantStream(tenantID), operator, domain.ApplyTenant,
-		func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideCreateAPIKey(t, apiKey, secretHash) })
+	apiKey, secret, err := db.ledger.CreateAPIKey(ctx, tenantID, operator)
 	if err != nil {
 		return fmt.Errorf("create api key: %w", err)
 	}
@@ -82,18 +69,12 @@ func apikeyRevoke(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	cred, err := db.reader.Credential(ctx, args[0])
+	cred, err := db.ledger.Credential(ctx, args[0])
 	if err != nil {
 		return fmt.Errorf("api key %s: %w", args[0], err)
 	}
-	_, err = eventstore.Execute(ctx, db.store, tenantStream(cred.TenantID), operator, domain.ApplyTenant,
-		func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideRevokeAPIKey(t, cred.APIKey) })
-	if err != nil {
+	if err := db.ledger.RevokeAPIKey(ctx, cred.TenantID, cred.APIKey, operator); err != nil {
 		return fmt.Errorf("revoke api key: %w", err)
 	}
 	return printJSON(stdout, map[string]any{"tenantId": cred.TenantID, "apiKey": cred.APIKey, "revoked": true})
-}
-
-func tenantStream(id uuid.UUID) domain.StreamRef {
-	return domain.StreamRef{TenantID: id, Type: "tenant", ID: id}
 }
