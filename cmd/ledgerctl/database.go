@@ -8,6 +8,7 @@ import (
 
 	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/workers/usecase"
 )
 
 // database is ledgerctl's connection to the event store, migrated to the
@@ -20,7 +21,7 @@ type database struct {
 	getenv func(string) string // ledgerd's settings that ledgerctl shares
 	pool   *pgxpool.Pool       // nil until open
 	store  *eventstore.Store
-	reader *projections.Reader
+	ledger *usecase.Ledger // the operator's commands, which need none of its settings or rails
 }
 
 // open connects to url, creating and migrating the database if needed;
@@ -58,8 +59,8 @@ func openDatabase(ctx context.Context, url string) (*database, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &database{url: url, pool: pool, store: eventstore.New(pool, projections.Projector{}, nil),
-		reader: projections.NewReader(pool)}, nil
+	store := eventstore.New(pool, projections.Projector{}, nil)
+	return &database{url: url, pool: pool, store: store, ledger: usecase.New(usecase.Config{}, store, projections.NewReader(pool), usecase.Rails{})}, nil
 }
 
 func (d *database) close() {

@@ -92,6 +92,10 @@ func (e *eventsEnv) tenant(t *testing.T, keys int) (uuid.UUID, string) {
 	return c.TenantID, c.OwnerEmail
 }
 
+func tenantStream(id uuid.UUID) domain.StreamRef {
+	return domain.StreamRef{TenantID: id, Type: "tenant", ID: id}
+}
+
 // waitPublished waits until every event is sequenced and published.
 func (e *eventsEnv) waitPublished(t *testing.T) {
 	t.Helper()

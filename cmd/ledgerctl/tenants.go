@@ -6,13 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/ledger/ledger/domain"
-	"github.com/ledger/ledger/eventstore"
-	"github.com/ledger/ledger/eventstore/apikeys"
 )
 
 // operator is the actor of events caused through ledgerctl.
@@ -33,24 +34,15 @@ func tenantCreate(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	apiKey, secret, secretHash := apikeys.NewPair()
-	cmd := domain.CreateTenant{TenantID: uuid.Must(uuid.NewV7()), OwnerUserID: uuid.Must(uuid.NewV7()),
-		Name: *name, OwnerEmail: *email, APIKey: apiKey, SecretHash: secretHash}
-	tenantEvents, ownerEvents, err := domain.DecideCreateTenant(cmd)
-	if err != nil {
-		return err
-	}
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	_, err = db.store.Append(ctx, operator,
-		eventstore.Batch{Stream: domain.StreamRef{TenantID: cmd.TenantID, Type: "tenant", ID: cmd.TenantID}, Events: tenantEvents},
-		eventstore.Batch{Stream: domain.StreamRef{TenantID: cmd.TenantID, Type: "user", ID: cmd.OwnerUserID}, Events: ownerEvents})
+	cmd, secret, err := db.ledger.CreateTenant(ctx, *name, *email, operator)
 	if err != nil {
 		return fmt.Errorf("create tenant: %w", err)
 	}
 	return printJSON(stdout, keyPair{TenantID: cmd.TenantID.String(), OwnerUserID: cmd.OwnerUserID.String(),
-		APIKey: apiKey, APISecret: secret})
+		APIKey: cmd.APIKey, APISecret: secret})
 }
 
 func apikeyCreate(ctx context.Context, db *database, args []string, stdout io.Writer) error {
@@ -66,9 +58,7 @@ func apikeyCreate(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	apiKey, secret, secretHash := apikeys.NewPair()
-	_, err = eventstore.Execute(ctx, db.store, tenantStream(tenantID), operator, domain.ApplyTenant,
-		func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideCreateAPIKey(t, apiKey, secretHash) })
+	apiKey, secret, err := db.ledger.CreateAPIKey(ctx, tenantID, operator)
 	if err != nil {
 		return fmt.Errorf("create api key: %w", err)
 	}
@@ -82,18 +72,120 @@ func apikeyRevoke(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	cred, err := db.reader.Credential(ctx, args[0])
+	cred, err := db.ledger.Credential(ctx, args[0])
 	if err != nil {
 		return fmt.Errorf("api key %s: %w", args[0], err)
 	}
-	_, err = eventstore.Execute(ctx, db.store, tenantStream(cred.TenantID), operator, domain.ApplyTenant,
-		func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideRevokeAPIKey(t, cred.APIKey) })
-	if err != nil {
+	if err := db.ledger.RevokeAPIKey(ctx, cred.TenantID, cred.APIKey, operator); err != nil {
 		return fmt.Errorf("revoke api key: %w", err)
 	}
 	return printJSON(stdout, map[string]any{"tenantId": cred.TenantID, "apiKey": cred.APIKey, "revoked": true})
 }
 
-func tenantStream(id uuid.UUID) domain.StreamRef {
-	return domain.StreamRef{TenantID: id, Type: "tenant", ID: id}
+// dashboardUser is what the dashboard-user commands print: add and reset
+// a set-password link, disable the flag.
+type dashboardUser struct {
+	TenantID        string `json:"tenantId"`
+	DashboardUserID string `json:"dashboardUserId"`
+	Email           string `json:"email"`
+	SetPasswordURL  string `json:"setPasswordUrl,omitempty"`
+	ExpiresAt       string `json:"expiresAt,omitempty"`
+	Disabled        bool   `json:"disabled,omitempty"`
+}
+
+// dashboardUserAdd creates a dashboard user with a set-password link. The
+// link's token is random and shown once; only its SHA-256 is stored.
+func dashboardUserAdd(ctx context.Context, db *database, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("dashboard-user add", flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "the tenant's id")
+	email := fs.String("email", "", "the dashboard user's email")
+	publicURL := fs.String("public-url", publicURLDefault(), "ledgerd's public URL (default LEDGER_PUBLIC_URL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	tenantID, err := uuid.Parse(*tenant)
+	if err != nil {
+		return errors.New("--tenant must be a tenant id (UUID)")
+	}
+	if err := db.open(ctx); err != nil {
+		return err
+	}
+	u, token, err := db.ledger.AddDashboardUser(ctx, tenantID, *email, operator)
+	if domain.ErrorKind(err) == domain.Conflict {
+		return fmt.Errorf("create dashboard user: %s already has a dashboard account", *email)
+	}
+	if err != nil {
+		return fmt.Errorf("create dashboard user: %w", err)
+	}
+	return printJSON(stdout, dashboardUser{TenantID: tenantID.String(), DashboardUserID: u.ID.String(), Email: u.Email,
+		SetPasswordURL: setupLinkURL(*publicURL, token), ExpiresAt: u.SetupExpiresAt.Format(time.RFC3339Nano)})
+}
+
+// dashboardUserReset issues a new set-password link to an existing
+// dashboard user; the current password works until the link is used.
+func dashboardUserReset(ctx context.Context, db *database, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("dashboard-user reset", flag.ContinueOnError)
+	email := fs.String("email", "", "the dashboard user's email")
+	publicURL := fs.String("public-url", publicURLDefault(), "ledgerd's public URL (default LEDGER_PUBLIC_URL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	acct, err := dashboardAccount(ctx, db, *email)
+	if err != nil {
+		return err
+	}
+	u, token, err := db.ledger.IssueDashboardSetupLink(ctx, acct.TenantID, acct.ID, operator)
+	if err != nil {
+		return fmt.Errorf("issue set-password link: %w", err)
+	}
+	return printJSON(stdout, dashboardUser{TenantID: acct.TenantID.String(), DashboardUserID: acct.ID.String(), Email: acct.Email,
+		SetPasswordURL: setupLinkURL(*publicURL, token), ExpiresAt: u.SetupExpiresAt.Format(time.RFC3339Nano)})
+}
+
+// dashboardUserDisable takes a dashboard user's access away (someone who
+// left the partner): their password and any set-password link stop working
+// and their open sessions end. `dashboard-user reset` lets them in again.
+func dashboardUserDisable(ctx context.Context, db *database, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("dashboard-user disable", flag.ContinueOnError)
+	email := fs.String("email", "", "the dashboard user's email")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	acct, err := dashboardAccount(ctx, db, *email)
+	if err != nil {
+		return err
+	}
+	if err := db.ledger.DisableDashboardUser(ctx, acct.TenantID, acct.ID, operator); err != nil {
+		return fmt.Errorf("disable dashboard user: %w", err)
+	}
+	return printJSON(stdout, dashboardUser{TenantID: acct.TenantID.String(), DashboardUserID: acct.ID.String(),
+		Email: acct.Email, Disabled: true})
+}
+
+// dashboardAccount finds the dashboard user who signs in with email.
+func dashboardAccount(ctx context.Context, db *database, email string) (domain.DashboardAccount, error) {
+	normalised, err := domain.NormaliseEmail(email)
+	if err != nil {
+		return domain.DashboardAccount{}, errors.New("--email must be an email address")
+	}
+	if err := db.open(ctx); err != nil {
+		return domain.DashboardAccount{}, err
+	}
+	acct, err := db.ledger.DashboardAccountByEmail(ctx, normalised)
+	if err != nil {
+		return acct, fmt.Errorf("dashboard user %s: %w", normalised, err)
+	}
+	return acct, nil
+}
+
+func setupLinkURL(publicURL, token string) string {
+	return strings.TrimRight(publicURL, "/") + "/dashboard/set-password?token=" + url.QueryEscape(token)
+}
+
+// publicURLDefault is ledgerd's default public URL, or LEDGER_PUBLIC_URL.
+func publicURLDefault() string {
+	if v := os.Getenv("LEDGER_PUBLIC_URL"); v != "" {
+		return v
+	}
+	return "http://127.0.0.1:8080"
 }

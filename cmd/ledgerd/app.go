@@ -24,6 +24,7 @@ import (
 	"github.com/ledger/ledger/eventstore/apikeys"
 	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/eventstore/sealing"
+	"github.com/ledger/ledger/eventstore/signin"
 	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
@@ -122,7 +123,6 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.store.OnCommit(a.relay.Wake)
 	a.idem.OnCommit(a.relay.Wake)
 	reader := projections.NewReader(a.pool)
-	uses := apikeys.NewUses(a.pool)
 	a.keys = keys.NewSigningKeys(a.pool, master)
 	signing := signingKeys{a.keys}
 	if err := checkSigningKey(ctx, cfg, a.keys, log); err != nil {
@@ -143,6 +143,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		InsecureWebhooks: sandbox, DocumentQuota: cfg.TenantDocumentQuota, PrivateWebhooks: cfg.WebhookAllowPrivate, SealSecret: sealer.Seal,
 		Appended: func(ref domain.StreamRef, delivery, ready bool) { a.workers.Appended(ref, delivery, ready) }}, // a.workers is set below, before anything is served
 		a.store, reader, rails.Rails)
+	access := tenantAccess{Ledger: ledger, Uses: apikeys.NewUses(a.pool), Throttle: signin.NewThrottle(a.pool)}
 	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
 		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, StalledAfter: cfg.StalledAfter, WebhookSchedule: cfg.WebhookRetry,
 		WebhookPrivate: cfg.WebhookAllowPrivate, WebhookSends: cfg.WebhookSends, RenderPayment: httpapi.PaymentJSON, OpenSecret: openWebhookSecret(sealer),
@@ -152,7 +153,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		PublicURL: cfg.PublicURL, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
 		BodyTimeout: cfg.BodyTimeout, BodyMinRate: cfg.BodyMinRate, WriteTimeout: writeTimeout, MetricsElsewhere: cfg.MetricsAddr != "",
 		MaxBufferedBytes: cfg.MaxBufferedBytes},
-		httpapi.Deps{Log: log, Credentials: apiCredentials{Reader: reader, Uses: uses}, Keys: signing, Idempotency: a.idem,
+		httpapi.Deps{Log: log, Credentials: access, Keys: signing, Idempotency: a.idem,
 			Users: ledger, Merchants: ledger, Payments: ledger, Sandbox: sandboxBooks, Ledger: reader, Events: a.store, Documents: ledger, Ready: a.ready,
 			Unavailable: eventstore.Unavailable, Registry: reg})
 	if cfg.MetricsAddr != "" {
@@ -160,7 +161,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 			return nil, err
 		}
 	}
-	a.dash = a.newDashboard(reader, ledger, uses, sealer, keys.NewServerKeys(a.pool, master), httpapi.NewPresigner(signing, cfg.PublicURL, nil))
+	a.dash = a.newDashboard(reader, ledger, access, sealer, keys.NewServerKeys(a.pool, master), httpapi.NewPresigner(signing, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.api.PaceBodies(a.dash)) // the API paces its own
 	return a, nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ledger/ledger/domain"
-	"github.com/ledger/ledger/eventstore"
 	"github.com/ledger/ledger/eventstore/apikeys"
 	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/eventstore/sealing"
@@ -22,32 +21,18 @@ import (
 	"github.com/ledger/ledger/workers/usecase"
 )
 
-// dashboardAccounts plugs the dashboard users' read model and stream, and
-// the sign-in throttle, into dashboard.Accounts.
-type dashboardAccounts struct {
-	*projections.Reader
+// tenantAccess is who may act for a tenant, for the API and the dashboard:
+// API keys and dashboard users through the ledger, when each key last
+// obtained a token, and the dashboard's sign-in lock-out.
+type tenantAccess struct {
+	*usecase.Ledger
+	*apikeys.Uses
 	*signin.Throttle
-	store *eventstore.Store
-}
-
-// ExecuteDashboardUser runs a command on a dashboard user's stream.
-func (a dashboardAccounts) ExecuteDashboardUser(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
-	decide func(domain.DashboardUser) ([]domain.Event, error)) (domain.DashboardUser, error) {
-	return eventstore.Execute(ctx, a.store, ref, meta, domain.ApplyDashboardUser, decide)
-}
-
-// dashboardCredentials plugs the tenant's stream and the api_keys read
-// model into dashboard.Credentials: the same events ledgerctl apikey
-// create and revoke append, with the dashboard user as actor.
-type dashboardCredentials struct {
-	reader *projections.Reader
-	uses   *apikeys.Uses
-	store  *eventstore.Store
 }
 
 // APIKeys lists the tenant's keys with when each last obtained a token.
-func (c dashboardCredentials) APIKeys(ctx context.Context, tenantID uuid.UUID) ([]domain.APIKeyItem, error) {
-	keys, err := c.reader.APIKeys(ctx, tenantID)
+func (c tenantAccess) APIKeys(ctx context.Context, tenantID uuid.UUID) ([]domain.APIKeyItem, error) {
+	keys, err := c.Ledger.APIKeys(ctx, tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +40,7 @@ func (c dashboardCredentials) APIKeys(ctx context.Context, tenantID uuid.UUID) (
 	for i, k := range keys {
 		names[i] = k.APIKey
 	}
-	used, err := c.uses.LastUsed(ctx, names)
+	used, err := c.LastUsed(ctx, names)
 	if err != nil {
 		return nil, err
 	}
@@ -65,33 +50,6 @@ func (c dashboardCredentials) APIKeys(ctx context.Context, tenantID uuid.UUID) (
 		}
 	}
 	return keys, nil
-}
-
-func (c dashboardCredentials) CreateAPIKey(ctx context.Context, tenantID uuid.UUID, meta domain.Metadata) (string, string, error) {
-	apiKey, secret, secretHash := apikeys.NewPair()
-	_, err := eventstore.Execute(ctx, c.store, tenantStream(tenantID), meta, domain.ApplyTenant,
-		func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideCreateAPIKey(t, apiKey, secretHash) })
-	if err != nil {
-		return "", "", err
-	}
-	return apiKey, secret, nil
-}
-
-func (c dashboardCredentials) RevokeAPIKey(ctx context.Context, tenantID uuid.UUID, apiKey string, meta domain.Metadata) error {
-	_, err := eventstore.Execute(ctx, c.store, tenantStream(tenantID), meta, domain.ApplyTenant,
-		func(t domain.Tenant) ([]domain.Event, error) { return domain.DecideRevokeAPIKey(t, apiKey) })
-	return err
-}
-
-func tenantStream(id uuid.UUID) domain.StreamRef {
-	return domain.StreamRef{TenantID: id, Type: "tenant", ID: id}
-}
-
-// apiCredentials plugs the api_keys read model and the key-use record into
-// httpapi.Credentials.
-type apiCredentials struct {
-	*projections.Reader
-	*apikeys.Uses
 }
 
 // paymentFeed tells the dashboard's live pages which payments changed: a
@@ -165,13 +123,13 @@ func withDashboard(api, dash http.Handler) http.Handler {
 }
 
 // newDashboard builds the partner dashboard over the app's stores.
-func (a *app) newDashboard(reader *projections.Reader, ledger *usecase.Ledger, uses *apikeys.Uses,
+func (a *app) newDashboard(reader *projections.Reader, ledger *usecase.Ledger, access tenantAccess,
 	sealer *sealing.Sealer, serverKeys *keys.ServerKeys, links dashboard.DocumentLinks) *dashboard.Dashboard {
 	return dashboard.New(dashboard.Config{SecureCookies: secureCookies(a.cfg.PublicURL)}, dashboard.Deps{
 		Log:         a.log,
-		Accounts:    dashboardAccounts{Reader: reader, Throttle: signin.NewThrottle(a.pool), store: a.store},
+		Accounts:    access,
 		Secrets:     sealer, // password hashes, like webhookSecrets
-		Credentials: dashboardCredentials{reader: reader, uses: uses, store: a.store},
+		Credentials: access,
 		Payments:    ledger,
 		Users:       reader,
 		Events:      a.store,
