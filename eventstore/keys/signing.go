@@ -241,9 +241,10 @@ func rotateKey(ctx context.Context, pool *pgxpool.Pool, master *MasterKeys, revo
 			}
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO signing_keys (kid, wrapped_secret, kek_id, created_at, signs_from, tenant_token_ttl, user_token_ttl)
-			SELECT $1, $2, $6, clock_timestamp(),
-				clock_timestamp() + CASE WHEN EXISTS (SELECT 1 FROM signing_keys WHERE revoked_at IS NULL) THEN $3::interval ELSE '0' END,
-				$4, $5`,
+			SELECT $1, $2, $6, made,
+				made + CASE WHEN EXISTS (SELECT 1 FROM signing_keys WHERE revoked_at IS NULL) THEN $3::interval ELSE '0' END,
+				$4, $5
+			FROM (SELECT clock_timestamp() AS made) AS clock`, // one reading: signs_from is exactly KeyCacheAge after created_at
 			kid, wrapped, KeyCacheAge, lifetimes.Tenant, lifetimes.User, kekID)
 		return err
 	})
