@@ -69,29 +69,19 @@ type stream interface {
 func newStream(streamType string, before any) (stream, error) {
 	var (
 		s  stream
-		ok = true
+		ok bool
 	)
 	switch streamType {
 	case "tenant":
-		t := &tenantStream{}
-		t.t, ok = stateOr[domain.Tenant](before)
-		s = t
+		s, ok = open(before, func(t domain.Tenant) stream { return &tenantStream{t: t} })
 	case "user":
-		u := &userStream{}
-		u.u, ok = stateOr[domain.User](before)
-		s = u
+		s, ok = open(before, func(u domain.User) stream { return &userStream{u: u} })
 	case "merchant":
-		m := &merchantStream{}
-		m.m, ok = stateOr[domain.Merchant](before)
-		s = m
+		s, ok = open(before, func(m domain.Merchant) stream { return &merchantStream{m: m} })
 	case "payment":
-		p := &paymentStream{}
-		p.p, ok = stateOr[domain.Payment](before)
-		s = p
+		s, ok = open(before, func(p domain.Payment) stream { return &paymentStream{p: p} })
 	case "dashboard_user":
-		d := &dashboardUserStream{}
-		d.u, ok = stateOr[domain.DashboardUser](before)
-		s = d
+		s, ok = open(before, func(u domain.DashboardUser) stream { return &dashboardUserStream{u: u} })
 	default:
 		return nil, fmt.Errorf("project: unknown stream type %q", streamType)
 	}
@@ -99,6 +89,13 @@ func newStream(streamType string, before any) (stream, error) {
 		return nil, fmt.Errorf("project %s stream: state of type %T", streamType, before)
 	}
 	return s, nil
+}
+
+// open makes a stream's projection from before, its state as an S (nil: a
+// new stream's zero S); false when before is of another type.
+func open[S any](before any, project func(S) stream) (stream, bool) {
+	state, ok := stateOr[S](before)
+	return project(state), ok
 }
 
 // stateOr is before as an S, or S's zero value for a new stream.
