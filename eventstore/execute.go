@@ -47,7 +47,7 @@ func ExecuteSnapshot[S any](ctx context.Context, s *Store, stream domain.StreamR
 func ExecuteFrom[S any](ctx context.Context, s *Store, stream domain.StreamRef, meta domain.Metadata,
 	load func(context.Context) (Snapshot[S], error), apply func(S, domain.Event) S,
 	decide func(S) ([]domain.Event, error)) (Snapshot[S], error) {
-	unlock, err := s.lockStream(ctx, stream.ID)
+	unlock, err := s.streams.lock(ctx, stream.ID)
 	if err != nil {
 		return Snapshot[S]{}, err
 	}

@@ -50,15 +50,13 @@ type Store struct {
 	group     *groupCommit // appends outside a request's transaction (group_commit.go)
 }
 
-// OnCommit has f called after every append that commits on its own (one
-// inside a request's transaction commits with it: Idempotency.OnCommit).
-// ledgerd wires it to Relay.Wake. Set it before appending.
+// OnCommit has f called after every commit of appended events (a keyed
+// request's with its key's record). ledgerd wires it to Relay.Wake. Set it
+// before appending.
 func (s *Store) OnCommit(f func()) { s.committed = f }
 
-// appendCommitted tells OnCommit's function of an append that committed
-// now: not one made in an outer transaction, which commits later.
-func (s *Store) appendCommitted(ctx context.Context) {
-	if s.committed != nil && outerTx(ctx) == nil {
+func (s *Store) appendCommitted() {
+	if s.committed != nil {
 		s.committed()
 	}
 }
@@ -95,16 +93,24 @@ type Batch struct {
 // Append stores batches atomically, with their read-model updates, and
 // returns the records written. Any batch whose stream has moved on makes the
 // whole append fail with ErrVersionConflict and write nothing.
+//
+// In a request that carries an Idempotency-Key (Idempotency.Do), the append
+// is held and returns its records at once; it commits, or is refused, with
+// the request's key (request_appends.go).
 func (s *Store) Append(ctx context.Context, meta domain.Metadata, batches ...Batch) ([]domain.Record, error) {
 	start := s.now()
 	recs, b, appends, err := s.prepareAppend(meta, start, batches)
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	if err := s.send(ctx, b, appends, recs[0].StreamID); err != nil {
+	if r := requestAppendsOf(ctx); r != nil {
+		r.hold(b, appends, recs[0].StreamID)
+		return recs, nil
+	}
+	if err := s.group.commit(newPendingAppend(ctx, b, appends, recs[0].StreamID)); err != nil {
 		return nil, err
 	}
-	s.appendCommitted(ctx)
+	s.appendCommitted()
 	s.appendDur.Observe(s.now().Sub(start).Seconds())
 	return recs, nil
 }
@@ -150,25 +156,23 @@ func (s *Store) prepareAppend(meta domain.Metadata, at time.Time, batches []Batc
 	return recs, b, appends, nil
 }
 
-// send runs b, whose first appends statements insert events, in
-// one round trip. Outside a request's transaction it is committed by the
-// group commit (group_commit.go), alone or with other appends, in one
-// implicit transaction: it commits as a whole or not at all. Inside one
-// (Idempotency), it runs in a savepoint, so a failed append leaves the
-// request's other work intact. stream orders it among a group's appends.
-func (s *Store) send(ctx context.Context, b *pgx.Batch, appends int, stream uuid.UUID) error {
-	if tx := outerTx(ctx); tx != nil {
-		return pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-			return readResults(sp.SendBatch(ctx, b), b, appends)
-		})
+// commitRequest commits a keyed request's held appends with record, the
+// key's own statement, through the group commit, then runs what waited
+// for them (AfterCommit).
+func (s *Store) commitRequest(ctx context.Context, r *requestAppends, record *pgx.QueuedQuery) error {
+	if err := s.group.commit(r.pending(ctx, record)); err != nil {
+		return err
 	}
-	return s.group.commit(newPendingAppend(ctx, b, appends, stream))
+	s.appendCommitted()
+	r.committed()
+	return nil
 }
 
 // readResults reads the results of b in order and returns the first error:
 // ErrVersionConflict when an event insert found its stream behind the
 // expected version (isStaleVersion) or past it, or lost a race to another
-// writer (23505), or the statement's error.
+// writer (23505); errKeyTaken when a request's Idempotency-Key was recorded
+// by another; or the statement's error.
 // Close's error is returned too: in a pipeline the implicit transaction
 // commits after the last statement, and only Close sees that.
 func readResults(br pgx.BatchResults, b *pgx.Batch, appends int) error {
@@ -179,6 +183,8 @@ func readResults(br pgx.BatchResults, b *pgx.Batch, appends int) error {
 			continue
 		}
 		switch {
+		case isKeyTaken(err):
+			first = errKeyTaken
 		case i < appends && (isUniqueViolation(err) || isStaleVersion(err)):
 			first = ErrVersionConflict
 		case isUniqueViolation(err):
@@ -294,7 +300,7 @@ func isStaleVersion(err error) bool {
 // Load returns every record of a stream in version order. A stream of another
 // tenant reads as empty.
 func (s *Store) Load(ctx context.Context, stream domain.StreamRef) ([]domain.Record, error) {
-	rows, err := s.querier(ctx).Query(ctx, `SELECT `+recordColumns+` FROM events
+	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+` FROM events
 		WHERE stream_id = $1 AND tenant_id = $2 ORDER BY stream_version`, stream.ID, stream.TenantID)
 	if err != nil {
 		return nil, fmt.Errorf("load %s %s: %w", stream.Type, stream.ID, err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/projections"
@@ -431,35 +432,30 @@ func BenchmarkAppend(b *testing.B) {
 	})
 }
 
-// TestAppendInRequestTransaction appends inside a request's transaction (as
-// Idempotency runs them): a conflicting append writes nothing and leaves the
-// request's earlier and later appends intact, and all commit together.
-func TestAppendInRequestTransaction(t *testing.T) {
+// TestAppendInRequestIsHeld: a keyed request's appends are held, and
+// commit together with its record, the later ones deciding on the earlier
+// (their inserts go before every projection's statement).
+func TestAppendInRequestIsHeld(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t, 30*time.Second)
 	pool := mustMigrated(t, 4)
 	store := New(pool, projections.Projector{}, nil)
-	s := mustCreateTenant(t, ctx, store) // tenant stream at version 2
+	s := mustCreateTenant(t, ctx, store) // tenant stream at version 2, one API key
 
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatalf("begin: %v", err)
-	}
-	defer tx.Rollback(ctx)
-	rctx := withOuterTx(ctx, tx)
-	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: 2, Events: []domain.Event{newKey()}}); err != nil {
-		t.Fatalf("append at 2: %v", err)
-	}
-	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: 2, Events: []domain.Event{newKey()}}); !errors.Is(err, ErrVersionConflict) {
-		t.Fatalf("stale append at 2: got %v, want %v", err, ErrVersionConflict)
-	}
-	if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: s.State, Expected: 3, Events: []domain.Event{newKey()}}); err != nil {
-		t.Fatalf("append at 3 after a conflict: %v", err)
+	held := &requestAppends{}
+	rctx := withRequestAppends(ctx, held)
+	state := s.State
+	for version := 2; version < 4; version++ {
+		key := newKey()
+		if _, err := store.Append(rctx, domain.Metadata{}, Batch{Stream: s.Tenant, State: state, Expected: version, Events: []domain.Event{key}}); err != nil {
+			t.Fatalf("append at %d: %v", version, err)
+		}
+		state = domain.ApplyTenant(state, key)
 	}
 	if got := countRows(t, ctx, pool, `SELECT count(*) FROM api_keys`); got != 1 {
-		t.Errorf("api keys before commit, outside the transaction: got %d, want 1", got)
+		t.Errorf("api keys before the request's commit: got %d, want 1", got)
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := store.commitRequest(ctx, held, &pgx.QueuedQuery{SQL: `SELECT 1`}); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
 	checkContiguous(t, ctx, store, s.Tenant, 4)

@@ -9,8 +9,9 @@ import (
 
 // streamLocks lets one writer of a stream at a time in this process read,
 // decide and append (ExecuteFrom). Correctness never depends on it: the
-// version check still settles races between processes, and between the
-// writers of a request's transaction, which take no lock here. What it
+// version check still settles races between processes, and with a keyed
+// request's appends, which commit after the lock is let go
+// (request_appends.go). What it
 // saves is the races inside one process (a payment's lifecycle step and
 // its JetStream message at once), each of which cost a failed transaction,
 // a retry, and, because pgx forgets the prepared statements of a batch that
@@ -59,14 +60,4 @@ func (l *streamLocks) release(stream uuid.UUID, sl *streamLock) {
 		delete(l.locks, stream)
 	}
 	l.mu.Unlock()
-}
-
-// lockStream takes stream's lock for a writer outside a request's
-// transaction; inside one it takes none and returns a no-op unlock, since
-// that transaction's Postgres locks outlive the append.
-func (s *Store) lockStream(ctx context.Context, stream uuid.UUID) (func(), error) {
-	if outerTx(ctx) != nil {
-		return func() {}, nil
-	}
-	return s.streams.lock(ctx, stream)
 }

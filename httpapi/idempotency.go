@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
 )
 
 // maxIdempotencyKey is the longest Idempotency-Key accepted (IETF draft, Stripe).
@@ -47,17 +49,20 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 		defer body.release()
 
 		var rec *bufferedResponse
-		status, contentType, respBody, replayed, err := s.idempotency.Do(r.Context(), scope, key, hash.Sum(),
-			func(ctx context.Context) (int, string, []byte, bool) {
+		resp, replayed, err := s.idempotency.Do(r.Context(), scope, key, hash.Sum(),
+			func(ctx context.Context) eventstore.Response {
 				rec = newBufferedResponse()
 				req := r.Clone(ctx)
 				req.Body = body.reader()
 				next.ServeHTTP(rec, req)
-				// An answer that asks to be retried (Retry-After: a 503, a
-				// lost race) is not the request's outcome: the retry with
-				// this key must run it again, not replay it for 24 hours.
-				final := rec.header.Get("Retry-After") == ""
-				return rec.status, rec.header.Get("Content-Type"), rec.body.Bytes(), final
+				return eventstore.Response{Status: rec.status, ContentType: rec.header.Get("Content-Type"), Body: rec.body.Bytes(),
+					// An answer that asks to be retried (Retry-After: a 503, a
+					// lost race) is not the request's outcome: the retry with
+					// this key must run it again, not replay it for 24 hours.
+					Final: rec.header.Get("Retry-After") == "",
+					// What no cache may keep (a token's answer, RFC 6749
+					// §5.1) is what no reader of the table may either.
+					Secret: strings.Contains(rec.header.Get("Cache-Control"), "no-store")}
 			})
 		if err != nil {
 			return err
@@ -74,11 +79,11 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 				w.Header()[k] = v
 			}
 		}
-		if contentType != "" {
-			w.Header().Set("Content-Type", contentType)
+		if resp.ContentType != "" {
+			w.Header().Set("Content-Type", resp.ContentType)
 		}
-		w.WriteHeader(status)
-		w.Write(respBody)
+		w.WriteHeader(resp.Status)
+		w.Write(resp.Body)
 		return nil
 	})
 }
@@ -95,8 +100,8 @@ func printableASCII(s string) bool {
 	return true
 }
 
-// bufferedResponse holds a response until its transaction has committed, so
-// the caller never sees a response whose effect was rolled back.
+// bufferedResponse holds a response until its effect has committed, so
+// the caller never sees a response whose effect was dropped.
 type bufferedResponse struct {
 	header http.Header
 	status int

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
 )
 
 // TestProblemWhenTheClientLeft: a request cancelled by its client is
@@ -51,10 +52,10 @@ func TestProblemWhenTheClientLeft(t *testing.T) {
 type recordingIdempotency struct{ final []bool }
 
 func (f *recordingIdempotency) Do(ctx context.Context, _, _ string, _ []byte,
-	run func(context.Context) (int, string, []byte, bool)) (int, string, []byte, bool, error) {
-	status, contentType, body, final := run(ctx)
-	f.final = append(f.final, final)
-	return status, contentType, body, false, nil
+	run func(context.Context) eventstore.Response) (eventstore.Response, bool, error) {
+	resp := run(ctx)
+	f.final = append(f.final, resp.Final)
+	return resp, false, nil
 }
 
 // TestTransientConflictIsNotKeptForTheKey: a lost race with another writer

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore"
 )
 
 // Credentials is what authentication reads: API keys, and whether a token's
@@ -31,7 +32,7 @@ type Credentials interface {
 // Idempotency runs a request once per Idempotency-Key (contract §1).
 type Idempotency interface {
 	Do(ctx context.Context, scope, key string, requestHash []byte,
-		run func(ctx context.Context) (status int, contentType string, body []byte, final bool)) (status int, contentType string, body []byte, replayed bool, err error)
+		run func(ctx context.Context) eventstore.Response) (resp eventstore.Response, replayed bool, err error)
 }
 
 // Config holds the API's settings.

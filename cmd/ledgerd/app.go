@@ -116,12 +116,11 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.relay = eventstore.NewRelay(a.pool, js, eventstore.RelayConfig{Stream: cfg.NATSStream,
 		SubjectPrefix: cfg.NATSSubjectPrefix, Replicas: cfg.NATSReplicas}, log, reg)
 	a.store = eventstore.New(a.pool, projections.Projector{}, reg)
-	sealer := sealing.NewSealer(a.pool, master) // webhookSecrets, dashboard password hashes, recorded responses
-	a.idem = eventstore.NewIdempotency(a.pool, sealer)
+	sealer := sealing.NewSealer(a.pool, master) // webhookSecrets, dashboard password hashes, recorded token responses
+	a.idem = eventstore.NewIdempotency(a.store, sealer)
 	// The relay of this process sequences its appends as soon as they
 	// commit, instead of at its next poll.
 	a.store.OnCommit(a.relay.Wake)
-	a.idem.OnCommit(a.relay.Wake)
 	reader := projections.NewReader(a.pool)
 	a.keys = keys.NewSigningKeys(a.pool, master)
 	signing := signingKeys{a.keys}

@@ -83,7 +83,8 @@ func (l *Ledger) CreatePayment(ctx context.Context, tenantID, payerID uuid.UUID,
 				Quote: quote, Funding: funding, Now: now})
 		})
 	if err == nil && snap.Version > 0 {
-		l.cfg.Appended(ref, snap.State.WebhookURL != "", snap.State.AwaitsPayout())
+		delivery, ready := snap.State.WebhookURL != "", snap.State.AwaitsPayout()
+		eventstore.AfterCommit(ctx, func() { l.cfg.Appended(ref, delivery, ready) })
 	}
 	return paymentSnapshot(snap, err)
 }

@@ -31,7 +31,7 @@ type Config struct {
 	// API shows it (sealing.Sealer).
 	SealSecret func(ctx context.Context, secret string) (string, error)
 	// Appended is told of every command that appended to a payment's
-	// stream (workers.Workers.Appended).
+	// stream (workers.Workers.Appended), once its events are committed.
 	Appended func(ref domain.StreamRef, newDelivery, readyForPayout bool)
 }
 

@@ -30,8 +30,9 @@ func (l *Ledger) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta 
 			return events, err
 		})
 	if err == nil && decided {
-		l.cfg.Appended(ref, snap.State.Status != before.Status && snap.State.WebhookURL != "",
-			!before.AwaitsPayout() && snap.State.AwaitsPayout())
+		delivery, ready := snap.State.Status != before.Status && snap.State.WebhookURL != "",
+			!before.AwaitsPayout() && snap.State.AwaitsPayout()
+		eventstore.AfterCommit(ctx, func() { l.cfg.Appended(ref, delivery, ready) })
 	}
 	return paymentSnapshot(snap, err)
 }
