@@ -38,13 +38,22 @@ var passThrough = []struct {
 		[]string{"append", "payments", "lifecycle"}},
 	{"concurrency", "comma-separated concurrency levels of append and payments (default: the modes', 1,16,64)",
 		[]string{"append", "payments"}},
-	{"rate", "lifecycle: payments started per second (default: the mode's, 200)", []string{"lifecycle"}},
+	{"rate", "lifecycle: payments started per second (default 300)", []string{"lifecycle"}},
 	{"events", "replay: comma-separated history sizes (default: the mode's, 1000000)", []string{"replay"}},
 	{"runs", "replay: rebuilds per size (default: the mode's, 2)", []string{"replay"}},
 	{"database-url", "Postgres server of every mode (default: the modes', the local server)",
 		[]string{"append", "payments", "lifecycle", "replay"}},
 	{"nats-url", "NATS server of append, payments and lifecycle (default: the modes', the local server)",
 		[]string{"append", "payments", "lifecycle"}},
+}
+
+// allArgs are all's own settings per mode, given before -quick's and the
+// command line's: the report measures as a careful partner integrates,
+// with one API key (and an Idempotency-Key on every POST, the modes'
+// default), and the lifecycle at the rate its target names.
+var allArgs = map[string][]string{
+	"payments":  {"-partners", "1"},
+	"lifecycle": {"-partners", "1", "-rate", "300"},
 }
 
 // quickArgs are -quick's settings per mode: short phases and small
@@ -89,9 +98,12 @@ flags:
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	modeArgs := map[string][]string{}
+	for mode, a := range allArgs {
+		modeArgs[mode] = slices.Clone(a)
+	}
 	if *quick {
 		for mode, a := range quickArgs {
-			modeArgs[mode] = slices.Clone(a)
+			modeArgs[mode] = append(modeArgs[mode], a...)
 		}
 	}
 	// After -quick's: of a flag given twice, a mode's flag set keeps the last.

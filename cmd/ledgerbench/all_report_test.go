@@ -147,12 +147,16 @@ func TestParseAllFlags(t *testing.T) {
 		t.Errorf("lifecycle -payments-duration %v, want -quick's 2s", c.lifecycle.paymentsDuration)
 	}
 
-	// Without settings, every mode keeps its own defaults.
+	// Without settings, every mode keeps its own defaults, but for all's:
+	// one partner, and the lifecycle at 300 payments/s.
 	d, err := parseAllFlags(nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.append.duration != 10*time.Second || d.lifecycle.rate != 200 || d.replay.runs != 2 ||
+	if d.payments.partners != 1 || d.lifecycle.partners != 1 {
+		t.Errorf("partners: payments %d, lifecycle %d, want 1 each", d.payments.partners, d.lifecycle.partners)
+	}
+	if d.append.duration != 10*time.Second || d.lifecycle.rate != 300 || d.replay.runs != 2 ||
 		len(d.replay.sizes) != 1 || d.replay.sizes[0] != 1_000_000 || d.out != "docs/benchmarks.md" {
 		t.Errorf("defaults: append %v, rate %g, replay %v × %d, out %s", d.append.duration, d.lifecycle.rate,
 			d.replay.sizes, d.replay.runs, d.out)

@@ -38,8 +38,13 @@ type Accounts interface {
 	// ClearSignInFailures clears the client's failures at email.
 	ReserveSignInAttempt(ctx context.Context, email, client string, at time.Time, lockout domain.SignInLockout) (bool, error)
 	ClearSignInFailures(ctx context.Context, email, client string) error
-	ExecuteDashboardUser(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
-		decide func(domain.DashboardUser) ([]domain.Event, error)) (domain.DashboardUser, error)
+	// SignInDashboardUser opens a session (its token's hash) until expiresAt.
+	SignInDashboardUser(ctx context.Context, tenantID, userID uuid.UUID, sessionHash string, expiresAt time.Time, meta domain.Metadata) error
+	// SignOutDashboardUser closes a session.
+	SignOutDashboardUser(ctx context.Context, tenantID, userID uuid.UUID, sessionHash string, meta domain.Metadata) error
+	// SetDashboardPassword uses a set-password link (its token's hash) to
+	// store a password (its sealed hash).
+	SetDashboardPassword(ctx context.Context, tenantID, userID uuid.UUID, setupTokenHash, passwordHash string, now time.Time, meta domain.Metadata) error
 }
 
 // Credentials are a tenant's API keys.

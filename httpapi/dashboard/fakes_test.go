@@ -125,10 +125,31 @@ func (f *fakeAccounts) ClearSignInFailures(_ context.Context, email, client stri
 	return nil
 }
 
-// ExecuteDashboardUser decides on the user's state and applies the events
-// as the projection would: sessions open on signed_in, close on signed_out.
-func (f *fakeAccounts) ExecuteDashboardUser(_ context.Context, ref domain.StreamRef, meta domain.Metadata,
-	decide func(domain.DashboardUser) ([]domain.Event, error)) (domain.DashboardUser, error) {
+func (f *fakeAccounts) SignInDashboardUser(ctx context.Context, tenantID, userID uuid.UUID, sessionHash string,
+	expiresAt time.Time, meta domain.Metadata) error {
+	return f.execute(tenantID, userID, meta, func(u domain.DashboardUser) ([]domain.Event, error) {
+		return domain.DecideDashboardSignIn(u, sessionHash, expiresAt)
+	})
+}
+
+func (f *fakeAccounts) SignOutDashboardUser(ctx context.Context, tenantID, userID uuid.UUID, sessionHash string, meta domain.Metadata) error {
+	return f.execute(tenantID, userID, meta, func(u domain.DashboardUser) ([]domain.Event, error) {
+		return domain.DecideDashboardSignOut(u, sessionHash)
+	})
+}
+
+func (f *fakeAccounts) SetDashboardPassword(ctx context.Context, tenantID, userID uuid.UUID, setupTokenHash, passwordHash string,
+	now time.Time, meta domain.Metadata) error {
+	return f.execute(tenantID, userID, meta, func(u domain.DashboardUser) ([]domain.Event, error) {
+		return domain.DecideSetDashboardPassword(u, setupTokenHash, passwordHash, now)
+	})
+}
+
+// execute decides on the user's state and applies the events as the
+// projection would: sessions open on signed_in, close on signed_out.
+func (f *fakeAccounts) execute(tenantID, userID uuid.UUID, meta domain.Metadata,
+	decide func(domain.DashboardUser) ([]domain.Event, error)) error {
+	ref := domain.StreamRef{TenantID: tenantID, Type: "dashboard_user", ID: userID}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	u := f.users[ref.ID]
@@ -137,7 +158,7 @@ func (f *fakeAccounts) ExecuteDashboardUser(_ context.Context, ref domain.Stream
 	}
 	events, err := decide(u)
 	if err != nil {
-		return u, err
+		return err
 	}
 	for _, e := range events {
 		u = domain.ApplyDashboardUser(u, e)
@@ -156,7 +177,7 @@ func (f *fakeAccounts) ExecuteDashboardUser(_ context.Context, ref domain.Stream
 		}
 	}
 	f.users[ref.ID] = u
-	return u, nil
+	return nil
 }
 
 // fakeCredentials has func fields for the calls a test cares about.

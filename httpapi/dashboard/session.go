@@ -65,7 +65,3 @@ func (d *Dashboard) toSignIn(w http.ResponseWriter, r *http.Request) error {
 	http.Redirect(w, r, "/dashboard/sign-in", http.StatusSeeOther)
 	return nil
 }
-
-func dashboardUserStream(tenantID, userID uuid.UUID) domain.StreamRef {
-	return domain.StreamRef{TenantID: tenantID, Type: "dashboard_user", ID: userID}
-}

@@ -55,11 +55,7 @@ func (d *Dashboard) setPassword(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := d.now()
-	_, err = d.Accounts.ExecuteDashboardUser(r.Context(), dashboardUserStream(acct.TenantID, acct.ID), meta,
-		func(u domain.DashboardUser) ([]domain.Event, error) {
-			return domain.DecideSetDashboardPassword(u, tokenHash(token), hash, now)
-		})
-	if err != nil {
+	if err := d.Accounts.SetDashboardPassword(r.Context(), acct.TenantID, acct.ID, tokenHash(token), hash, now, meta); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/dashboard/sign-in?password-set", http.StatusSeeOther)

@@ -84,10 +84,8 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 	}
 	session := randomToken()
 	meta := viewer{DashboardSession: domain.DashboardSession{UserID: acct.ID}}.metadata()
-	_, err = d.Accounts.ExecuteDashboardUser(ctx, dashboardUserStream(acct.TenantID, acct.ID), meta,
-		func(u domain.DashboardUser) ([]domain.Event, error) {
-			return domain.DecideDashboardSignIn(u, tokenHash(session), now.Add(d.cfg.SessionTTL).UTC().Truncate(time.Millisecond))
-		})
+	err = d.Accounts.SignInDashboardUser(ctx, acct.TenantID, acct.ID, tokenHash(session),
+		now.Add(d.cfg.SessionTTL).UTC().Truncate(time.Millisecond), meta)
 	if err != nil {
 		return err
 	}
@@ -104,11 +102,7 @@ func (d *Dashboard) signIn(w http.ResponseWriter, r *http.Request) error {
 // which closes the session server-side, and drop the cookie.
 func (d *Dashboard) signOut(w http.ResponseWriter, r *http.Request) error {
 	v := viewerFrom(r.Context())
-	_, err := d.Accounts.ExecuteDashboardUser(r.Context(), dashboardUserStream(v.TenantID, v.UserID), v.metadata(),
-		func(u domain.DashboardUser) ([]domain.Event, error) {
-			return domain.DecideDashboardSignOut(u, tokenHash(v.SessionID))
-		})
-	if err != nil {
+	if err := d.Accounts.SignOutDashboardUser(r.Context(), v.TenantID, v.UserID, tokenHash(v.SessionID), v.metadata()); err != nil {
 		return err
 	}
 	d.clearCookie(w, sessionCookie, "/dashboard")

@@ -51,11 +51,37 @@ func (l *Ledger) RevokeAPIKey(ctx context.Context, tenantID uuid.UUID, apiKey st
 	return err
 }
 
-// ExecuteDashboardUser runs a command on a dashboard user's stream (the
-// dashboard's sign-in, set-password and sign-out).
-func (l *Ledger) ExecuteDashboardUser(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
+// executeDashboardUser runs a command on a dashboard user's stream.
+func (l *Ledger) executeDashboardUser(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 	decide func(domain.DashboardUser) ([]domain.Event, error)) (domain.DashboardUser, error) {
 	return eventstore.Execute(ctx, l.store, ref, meta, domain.ApplyDashboardUser, decide)
+}
+
+// SignInDashboardUser opens a dashboard session (the dashboard's sign-in).
+func (l *Ledger) SignInDashboardUser(ctx context.Context, tenantID, userID uuid.UUID, sessionHash string,
+	expiresAt time.Time, meta domain.Metadata) error {
+	_, err := l.executeDashboardUser(ctx, dashboardUserStream(tenantID, userID), meta, func(u domain.DashboardUser) ([]domain.Event, error) {
+		return domain.DecideDashboardSignIn(u, sessionHash, expiresAt)
+	})
+	return err
+}
+
+// SignOutDashboardUser closes a dashboard session.
+func (l *Ledger) SignOutDashboardUser(ctx context.Context, tenantID, userID uuid.UUID, sessionHash string, meta domain.Metadata) error {
+	_, err := l.executeDashboardUser(ctx, dashboardUserStream(tenantID, userID), meta, func(u domain.DashboardUser) ([]domain.Event, error) {
+		return domain.DecideDashboardSignOut(u, sessionHash)
+	})
+	return err
+}
+
+// SetDashboardPassword stores a dashboard user's password through their
+// set-password link.
+func (l *Ledger) SetDashboardPassword(ctx context.Context, tenantID, userID uuid.UUID, setupTokenHash, passwordHash string,
+	now time.Time, meta domain.Metadata) error {
+	_, err := l.executeDashboardUser(ctx, dashboardUserStream(tenantID, userID), meta, func(u domain.DashboardUser) ([]domain.Event, error) {
+		return domain.DecideSetDashboardPassword(u, setupTokenHash, passwordHash, now)
+	})
+	return err
 }
 
 // AddDashboardUser gives an existing tenant a dashboard user and returns
@@ -67,7 +93,7 @@ func (l *Ledger) AddDashboardUser(ctx context.Context, tenantID uuid.UUID, email
 	}
 	token, tokenHash, expires := newSetupLink()
 	cmd := domain.CreateDashboardUser{UserID: uuid.Must(uuid.NewV7()), Email: email, SetupTokenHash: tokenHash, SetupExpiresAt: expires}
-	u, err = l.ExecuteDashboardUser(ctx, dashboardUserStream(tenantID, cmd.UserID), meta,
+	u, err = l.executeDashboardUser(ctx, dashboardUserStream(tenantID, cmd.UserID), meta,
 		func(u domain.DashboardUser) ([]domain.Event, error) { return domain.DecideCreateDashboardUser(u, cmd) })
 	return u, token, err
 }
@@ -77,7 +103,7 @@ func (l *Ledger) AddDashboardUser(ctx context.Context, tenantID uuid.UUID, email
 // (ledgerctl dashboard-user reset).
 func (l *Ledger) IssueDashboardSetupLink(ctx context.Context, tenantID, userID uuid.UUID, meta domain.Metadata) (domain.DashboardUser, string, error) {
 	token, tokenHash, expires := newSetupLink()
-	u, err := l.ExecuteDashboardUser(ctx, dashboardUserStream(tenantID, userID), meta, func(u domain.DashboardUser) ([]domain.Event, error) {
+	u, err := l.executeDashboardUser(ctx, dashboardUserStream(tenantID, userID), meta, func(u domain.DashboardUser) ([]domain.Event, error) {
 		return domain.DecideIssueDashboardSetupLink(u, tokenHash, expires)
 	})
 	return u, token, err
@@ -86,7 +112,7 @@ func (l *Ledger) IssueDashboardSetupLink(ctx context.Context, tenantID, userID u
 // DisableDashboardUser ends a dashboard user's password, set-password link
 // and open sessions (ledgerctl dashboard-user disable).
 func (l *Ledger) DisableDashboardUser(ctx context.Context, tenantID, userID uuid.UUID, meta domain.Metadata) error {
-	_, err := l.ExecuteDashboardUser(ctx, dashboardUserStream(tenantID, userID), meta, domain.DecideDisableDashboardUser)
+	_, err := l.executeDashboardUser(ctx, dashboardUserStream(tenantID, userID), meta, domain.DecideDisableDashboardUser)
 	return err
 }
 
