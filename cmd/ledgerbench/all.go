@@ -38,7 +38,7 @@ var passThrough = []struct {
 		[]string{"append", "payments", "lifecycle"}},
 	{"concurrency", "comma-separated concurrency levels of append and payments (default: the modes', 1,16,64)",
 		[]string{"append", "payments"}},
-	{"rate", "lifecycle: payments started per second (default 300)", []string{"lifecycle"}},
+	{"rate", "lifecycle: payments started per second (default: the mode's, 300)", []string{"lifecycle"}},
 	{"events", "replay: comma-separated history sizes (default: the mode's, 1000000)", []string{"replay"}},
 	{"runs", "replay: rebuilds per size (default: the mode's, 2)", []string{"replay"}},
 	{"database-url", "Postgres server of every mode (default: the modes', the local server)",
@@ -50,10 +50,10 @@ var passThrough = []struct {
 // allArgs are all's own settings per mode, given before -quick's and the
 // command line's: the report measures as a careful partner integrates,
 // with one API key (and an Idempotency-Key on every POST, the modes'
-// default), and the lifecycle at the rate its target names.
+// default).
 var allArgs = map[string][]string{
 	"payments":  {"-partners", "1"},
-	"lifecycle": {"-partners", "1", "-rate", "300"},
+	"lifecycle": {"-partners", "1"},
 }
 
 // quickArgs are -quick's settings per mode: short phases and small

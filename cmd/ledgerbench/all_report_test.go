@@ -147,8 +147,8 @@ func TestParseAllFlags(t *testing.T) {
 		t.Errorf("lifecycle -payments-duration %v, want -quick's 2s", c.lifecycle.paymentsDuration)
 	}
 
-	// Without settings, every mode keeps its own defaults, but for all's:
-	// one partner, and the lifecycle at 300 payments/s.
+	// Without settings, every mode keeps its own defaults, but for all's
+	// one partner.
 	d, err := parseAllFlags(nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -70,7 +70,7 @@ flags:
 		fs.PrintDefaults()
 	}
 	ledgerdFlags(fs, &c.server)
-	fs.Float64Var(&c.rate, "rate", 200, "payments started per second (open loop: on schedule, whatever the server's pace)")
+	fs.Float64Var(&c.rate, "rate", 300, "payments started per second (open loop: on schedule, whatever the server's pace)")
 	fs.IntVar(&c.concurrency, "concurrency", 64, "payments in flight (POST /payments, then the deposit) at most; a payment due when all are busy starts late")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long payments are started")
 	fs.DurationVar(&c.drain, "drain", 60*time.Second, "longest wait after the load for every deposited payment's payment.success webhook")

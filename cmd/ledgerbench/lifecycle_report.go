@@ -137,7 +137,7 @@ type lifecyclePayments struct {
 }
 
 // lifecycleTargets are the lifecycle mode's acceptance targets: success
-// webhook p99 under 250 ms at 200 payments/s with zero payout delay, none
+// webhook p99 under 250 ms at 300 payments/s with zero payout delay, none
 // lost or duplicated, every delivery's signature valid (as a partner's
 // receiver checks it), and each sampled payment paid out exactly once.
 func lifecycleTargets(r lifecycleReport) []target {
@@ -205,8 +205,8 @@ func printLifecycleTable(w io.Writer, r lifecycleReport) {
 		fmt.Fprintf(w, "POST /payments closed loop at concurrency %d, same server: %.0f req/s, p50 %.1f ms, p99 %.1f ms over %.1f s\n",
 			p.Concurrency, p.PerSecond, m.P50Ms, m.P99Ms, m.Seconds)
 	}
-	if l.Rate != 200 {
-		fmt.Fprintf(w, "note: the issue's latency target is at -rate 200\n")
+	if l.Rate != 300 {
+		fmt.Fprintf(w, "note: the latency target is at -rate 300\n")
 	}
 	if s := r.Server; s.VmHWMMB != nil {
 		fmt.Fprintf(w, "ledgerd (pid %d) at the end: RSS %s MB, VmHWM (peak over its life) %s MB\n", s.PID, optMB(s.RSSEndMB), optMB(s.VmHWMMB))
