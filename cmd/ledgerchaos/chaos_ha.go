@@ -28,16 +28,15 @@ func failOver(ctx context.Context, r *chaosRun) ([]window, error) {
 	}{
 		{"PostgresPrimaryKilled", func() error {
 			from := time.Now()
-			err := killPostgresPrimary(bg, r)
 			// A 2xx answered while the primary is away is recorded on the
 			// new one. But a claim commits without waiting for its WAL
 			// flush, and a standby receives only flushed WAL: a delivery
 			// claimed in the moments before the crash is unclaimed on the
 			// promoted standby, so another ledgerd may send it again even
-			// though its first sender got a 2xx, up to an attempt's timeout
-			// after the crash.
-			windows = append(windows, window{from: from.Add(-lostClaims), to: time.Now().Add(2 * time.Second)})
-			return err
+			// though its first sender got a 2xx, which came at most an
+			// attempt's timeout (10 s) after the claim.
+			windows = append(windows, window{from: from.Add(-lostClaims), to: from.Add(10*time.Second + lostClaims)})
+			return killPostgresPrimary(bg, r)
 		}},
 		{"NATSStreamLeaderKilled", func() error { return killNATSStreamLeader(bg, r) }},
 		{"LedgerdKilled", func() error {
