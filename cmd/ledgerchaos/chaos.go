@@ -175,6 +175,13 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	if err := verifyWebhooks(ctx, pool, receiver, windows, &f); err != nil {
 		return fail(fmt.Errorf("check webhooks: %w", err))
 	}
+	if len(f.repeatIDs) > 0 {
+		var logs []string
+		for _, n := range cluster.nodes {
+			logs = append(logs, n.logPath)
+		}
+		f.RepeatLog = logLinesAbout(logs, f.repeatIDs, 20)
+	}
 	f.AuditVerify = auditVerify(ctx, cfg.ledgerctl, cluster.dbURL)
 	res.Answers, res.Findings, res.Notes = client.snapshot(), f, r.notes
 	res.Acknowledged = chaosAckCounts{Users: len(acked.Users), MomoAdded: acked.MomoAdds, MomoRemoved: acked.MomoDels,
