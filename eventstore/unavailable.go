@@ -28,9 +28,11 @@ func Unavailable(err error) bool {
 	if errors.As(err, &pe) {
 		// Class 08: connection exception; 57P01-57P03: the server is shutting
 		// down, crashed or not yet accepting connections; 53300: too many
-		// connections.
+		// connections; 25006: a write reached a server that is read-only, a
+		// standby, as a failover's demoted primary is (a connection checks
+		// target_session_attrs only when it opens).
 		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" ||
-			pe.Code == "57P03" || pe.Code == "53300"
+			pe.Code == "57P03" || pe.Code == "53300" || pe.Code == "25006"
 	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||

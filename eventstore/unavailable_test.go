@@ -24,6 +24,7 @@ func TestUnavailable(t *testing.T) {
 		{"the server starting up", fmt.Errorf("load: %w", &pgconn.PgError{Code: "57P03"}), true},
 		{"a connection exception", &pgconn.PgError{Code: "08006"}, true},
 		{"too many connections", &pgconn.PgError{Code: "53300"}, true},
+		{"a write on a server now a standby", fmt.Errorf("append: %w", &pgconn.PgError{Code: "25006"}), true},
 		{"a connection cut mid-answer", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
 		{"a unique violation", &pgconn.PgError{Code: "23505"}, false},
 		{"a syntax error", &pgconn.PgError{Code: "42601"}, false},

@@ -14,15 +14,19 @@ import (
 	"github.com/ledger/ledger/workers/webhooks"
 )
 
-// recordFor is how long an attempt's record may take, retries included
-// (a database restarting): with the attempt's timeout, it must fit in the
-// lease.
-const recordFor = 15 * time.Second
+// recordFor is the least time an attempt's record has, retries included:
+// an attempt starts only while its timeout and recordFor still fit in the
+// lease. It outlasts a Postgres failover (a Patroni leader key's TTL, 20 s
+// in docs/deployment.md, and the promotion after it), so a 2xx answered as
+// the primary dies is recorded on the new one rather than sent again.
+const recordFor = 30 * time.Second
 
-// leaseFor is how long a claimed delivery is this process's: longer than
-// an attempt's timeout, so a live process never loses a delivery it is
-// making, and short enough that a crashed one's deliveries resume soon.
-const leaseFor = 30 * time.Second
+// leaseFor is how long a claimed delivery is this process's: an attempt's
+// timeout and its record's retries (recordFor), with a few seconds in
+// which to start it, so a live process never loses a delivery it is
+// making, and short enough that a crashed one's deliveries resume within
+// a minute.
+const leaseFor = 45 * time.Second
 
 // delivery is one claimed webhook delivery.
 type delivery struct {
@@ -236,24 +240,51 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 		a = w.webhooks.Deliver(ctx, p.WebhookURL, secret, d.eventID.String(), body, w.now())
 	}
 	w.metrics.webhooks.WithLabelValues(map[bool]string{true: "delivered", false: "failed"}[a.Delivered]).Inc()
-	// A 2xx whose record is lost is sent again, so the record must not
-	// fail needlessly: a database that went away (a restart, a failover)
-	// is retried until the lease ends: past that, another process may
-	// claim the delivery, and it is sent again anyway.
 	at := w.now()
 	attempt := domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: d.eventID, Type: d.typ, Attempt: d.attempts + 1,
 		StatusCode: a.StatusCode, Duration: a.Duration, Err: a.Err, Delivered: a.Delivered, Now: at}, w.cfg.WebhookSchedule)
-	recordCtx, cancel := context.WithTimeout(ctx, d.leaseUntil.Sub(at))
-	defer cancel()
-	for {
-		err = w.payments.RecordWebhookAttempt(recordCtx, d.tenantID, d.paymentID, attempt)
-		if err == nil || !w.cfg.Unavailable(err) || !w.now().Add(500*time.Millisecond).Before(d.leaseUntil) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	err = w.record(ctx, d, attempt)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		w.log.Warn("webhooks: record attempt", "event", d.eventID, "err", err)
 	}
 	return err == nil && a.Delivered
 }
+
+// record records attempt a of d, trying again until it succeeds or d's
+// lease ends. A 2xx whose record is lost is sent again once the lease
+// ends, so the record must not fail needlessly. Every error is tried
+// again, not only those known to mean the database is away: what a
+// failover returns is no closed list (a connection cut, a server shutting
+// down or starting up, a statement that reached a server that became a
+// standby, pgx's own errors about a broken connection), and the record is
+// idempotent, so trying again after an error that will not pass costs
+// only a few statements. Past the lease another process may claim d and
+// send it again anyway.
+func (w *Workers) record(ctx context.Context, d delivery, a domain.PaymentWebhookAttempted) error {
+	ctx, cancel := context.WithDeadline(ctx, d.leaseUntil)
+	defer cancel()
+	wait := recordRetryFirst
+	for {
+		err := w.payments.RecordWebhookAttempt(ctx, d.tenantID, d.paymentID, a)
+		if err == nil || ctx.Err() != nil || !w.now().Add(wait).Before(d.leaseUntil) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, recordRetryMax)
+	}
+}
+
+// The record's retries start quickly, as most outages a retry meets are a
+// pooled connection the server closed, and slow to recordRetryMax over a
+// failover, so that a process's many pending records do not hammer a
+// server that is starting.
+const (
+	recordRetryFirst = 50 * time.Millisecond
+	recordRetryMax   = time.Second
+)

@@ -63,9 +63,6 @@ type Config struct {
 	// message leaves the payout to the process that converted it
 	// (takeOverPayout).
 	PayoutGrace time.Duration
-	// Unavailable says an error means the database could not be reached;
-	// the dispatcher keeps trying to record an attempt through such errors.
-	Unavailable func(error) bool
 }
 
 // ErrSecretUnreadable is OpenSecret's answer for a stored secret that can
@@ -134,9 +131,6 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	}
 	if cfg.OpenSecret == nil {
 		cfg.OpenSecret = func(_ context.Context, stored string) (string, error) { return stored, nil }
-	}
-	if cfg.Unavailable == nil {
-		cfg.Unavailable = func(error) bool { return false }
 	}
 	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
 		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),

@@ -147,11 +147,11 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 		return fail(fmt.Errorf("disruption: %w", disruptErr))
 	}
 	// A delivery answered 2xx but not yet recorded when its process was
-	// killed is sent again once its lease (30 s) runs out: any 2xx within
-	// a lease before a kill may repeat. On a busy machine the record can
-	// lag its answer by seconds, so the window is the whole lease.
+	// killed is sent again once its lease runs out: any 2xx within a lease
+	// before a kill may repeat. On a busy machine the record can lag its
+	// answer by seconds, so the window is the whole lease.
 	for _, k := range cluster.killTimes() {
-		windows = append(windows, window{from: k.Add(-30 * time.Second), to: k.Add(time.Second)})
+		windows = append(windows, window{from: k.Add(-deliveryLease), to: k.Add(time.Second)})
 	}
 	fmt.Fprintf(log, "ledgerchaos: %s: load stopped after %.0f s; waiting for the cluster to settle\n", sc.name, time.Since(start).Seconds())
 
@@ -174,6 +174,13 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	}
 	if err := verifyWebhooks(ctx, pool, receiver, windows, &f); err != nil {
 		return fail(fmt.Errorf("check webhooks: %w", err))
+	}
+	if len(f.repeatIDs) > 0 {
+		var logs []string
+		for _, n := range cluster.nodes {
+			logs = append(logs, n.logPath)
+		}
+		f.RepeatLog = logLinesAbout(logs, f.repeatIDs, 20)
 	}
 	f.AuditVerify = auditVerify(ctx, cfg.ledgerctl, cluster.dbURL)
 	res.Answers, res.Findings, res.Notes = client.snapshot(), f, r.notes
@@ -239,10 +246,24 @@ func restartPostgres(ctx context.Context, r *chaosRun) ([]window, error) {
 	if err := r.cluster.pg.start(bg); err != nil {
 		return nil, err
 	}
-	// A 2xx answered before the stop may not have been recorded (see the
-	// kill windows in runScenario).
-	return []window{{from: from.Add(-30 * time.Second), to: time.Now().Add(2 * time.Second)}}, nil
+	// A fast stop flushes every commit, the leases too, and a 2xx answered
+	// while Postgres is away is recorded once it is back, unless it is
+	// back later than the record's retries last: only a longer
+	// -pg-outage explains a webhook sent again.
+	if w := (window{from: from, to: time.Now().Add(-recordRetries)}); w.to.After(w.from) {
+		return []window{w}, nil
+	}
+	return nil, nil
 }
+
+// deliveryLease is how long a ledgerd holds a webhook delivery it claimed
+// (the workers package's leaseFor): one whose 2xx it got but did not record
+// is sent again once that lease ends.
+const deliveryLease = 45 * time.Second
+
+// recordRetries is the least time for which a ledgerd tries to record a
+// webhook attempt while Postgres is away (the workers package's recordFor).
+const recordRetries = 30 * time.Second
 
 // killOneRestartAnother runs three processes; a third into the load one
 // is killed for good, two thirds in another is stopped and started again.

@@ -28,11 +28,15 @@ func failOver(ctx context.Context, r *chaosRun) ([]window, error) {
 	}{
 		{"PostgresPrimaryKilled", func() error {
 			from := time.Now()
-			err := killPostgresPrimary(bg, r)
-			// A 2xx answered as the primary died may not have been recorded
-			// (see the kill windows in runScenario).
-			windows = append(windows, window{from: from.Add(-30 * time.Second), to: time.Now().Add(2 * time.Second)})
-			return err
+			// A 2xx answered while the primary is away is recorded on the
+			// new one. But a claim commits without waiting for its WAL
+			// flush, and a standby receives only flushed WAL: a delivery
+			// claimed in the moments before the crash is unclaimed on the
+			// promoted standby, so another ledgerd may send it again even
+			// though its first sender got a 2xx, which came at most an
+			// attempt's timeout (10 s) after the claim.
+			windows = append(windows, window{from: from.Add(-lostClaims), to: from.Add(10*time.Second + lostClaims)})
+			return killPostgresPrimary(bg, r)
 		}},
 		{"NATSStreamLeaderKilled", func() error { return killNATSStreamLeader(bg, r) }},
 		{"LedgerdKilled", func() error {
@@ -72,6 +76,12 @@ func failOver(ctx context.Context, r *chaosRun) ([]window, error) {
 	}
 	return windows, nil
 }
+
+// lostClaims is how long before a crash a delivery's claim may have
+// committed and still be lost with it: the WAL writer flushes an
+// asynchronous commit within a few of its 200 ms rounds, more on a busy
+// machine.
+const lostClaims = 5 * time.Second
 
 // killPostgresPrimary crashes the primary, waits for Patroni to promote
 // the standby, then starts the old primary again and waits until it is the

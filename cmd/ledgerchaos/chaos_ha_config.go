@@ -16,6 +16,7 @@ import (
 // patroniNode is one Postgres server under Patroni.
 type patroniNode struct {
 	Name    string
+	Host    string // where it listens and is reached: 127.0.0.1 here, its host name in docker-compose.cluster.yml
 	Dir     string // data directory Dir/data, the Unix socket in Dir
 	PGPort  int
 	APIPort int // Patroni's REST API: GET /primary, /replica, /sync
@@ -30,11 +31,13 @@ const patroniTTL = 20 * time.Second
 // reads as the YAML it is a subset of): a synchronous standby
 // (synchronous_mode) with synchronous_commit on, so that a write the
 // primary acknowledged is on the standby that Patroni promotes; pg_rewind,
-// so that a killed primary rejoins as a standby.
+// so that a killed primary rejoins as a standby. Clients on the servers'
+// own networks (samenet: the loopback one here, the compose network in
+// docker-compose.cluster.yml) are trusted.
 func patroniConfig(scope, etcdAddr, binDir string, n patroniNode) ([]byte, error) {
-	hba := []string{"local all all trust", "host all all 127.0.0.1/32 trust", "host replication all 127.0.0.1/32 trust"}
-	pgAddr := fmt.Sprintf("127.0.0.1:%d", n.PGPort)
-	apiAddr := fmt.Sprintf("127.0.0.1:%d", n.APIPort)
+	hba := []string{"local all all trust", "host all all samenet trust", "host replication all samenet trust"}
+	pgAddr := fmt.Sprintf("%s:%d", n.Host, n.PGPort)
+	apiAddr := fmt.Sprintf("%s:%d", n.Host, n.APIPort)
 	superuser := map[string]string{"username": "postgres"}
 	cfg := map[string]any{
 		"scope": scope, "name": n.Name,
@@ -79,6 +82,7 @@ func patroniConfig(scope, etcdAddr, binDir string, n patroniNode) ([]byte, error
 // natsNode is one server of the NATS cluster.
 type natsNode struct {
 	Name        string
+	Host        string // where it listens and is reached: 127.0.0.1 here, its host name in docker-compose.cluster.yml
 	Dir         string // JetStream's store
 	ClientPort  int
 	ClusterPort int
@@ -91,22 +95,22 @@ func natsConfig(n natsNode, nodes []natsNode) string {
 	var routes []string
 	for _, o := range nodes {
 		if o.Name != n.Name {
-			routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", o.ClusterPort))
+			routes = append(routes, fmt.Sprintf("nats-route://%s:%d", o.Host, o.ClusterPort))
 		}
 	}
-	return fmt.Sprintf(`server_name: %q
-listen: "127.0.0.1:%d"
-http: "127.0.0.1:%d"
+	return fmt.Sprintf(`server_name: %[1]q
+listen: "%[2]s:%[3]d"
+http: "%[2]s:%[4]d"
 jetstream {
-  store_dir: %q
+  store_dir: %[5]q
   sync_interval: always
 }
 cluster {
-  name: "ledgerchaos"
-  listen: "127.0.0.1:%d"
-  routes: [%s]
+  name: "ledger"
+  listen: "%[2]s:%[6]d"
+  routes: [%[7]s]
 }
-`, n.Name, n.ClientPort, n.MonitorPort, n.Dir, n.ClusterPort, strings.Join(routes, ", "))
+`, n.Name, n.Host, n.ClientPort, n.MonitorPort, n.Dir, n.ClusterPort, strings.Join(routes, ", "))
 }
 
 // natsServers is the NATS_URL naming every server of the cluster: a
@@ -114,17 +118,17 @@ cluster {
 func natsServers(nodes []natsNode) string {
 	urls := make([]string, len(nodes))
 	for i, n := range nodes {
-		urls[i] = fmt.Sprintf("nats://127.0.0.1:%d", n.ClientPort)
+		urls[i] = fmt.Sprintf("nats://%s:%d", n.Host, n.ClientPort)
 	}
 	return strings.Join(urls, ",")
 }
 
 // multiHostDatabaseURL names every Postgres server of the cluster and asks
 // for the one that takes writes: whichever Patroni has made primary.
-func multiHostDatabaseURL(ports []int, database string) string {
-	hosts := make([]string, len(ports))
-	for i, p := range ports {
-		hosts[i] = fmt.Sprintf("127.0.0.1:%d", p)
+func multiHostDatabaseURL(nodes []patroniNode, database string) string {
+	hosts := make([]string, len(nodes))
+	for i, n := range nodes {
+		hosts[i] = fmt.Sprintf("%s:%d", n.Host, n.PGPort)
 	}
 	q := url.Values{"sslmode": {"disable"}, "target_session_attrs": {"read-write"}}
 	return "postgres://postgres@" + strings.Join(hosts, ",") + "/" + database + "?" + q.Encode()

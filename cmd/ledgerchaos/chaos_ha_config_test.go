@@ -17,7 +17,7 @@ import (
 // URL as both servers, tried in turn, and a connection kept only where
 // writes are allowed: what makes ledgerd follow a failover.
 func TestMultiHostDatabaseURLAsksForThePrimary(t *testing.T) {
-	cfg, err := pgconn.ParseConfig(multiHostDatabaseURL([]int{5501, 5502}, "ledger"))
+	cfg, err := pgconn.ParseConfig(multiHostDatabaseURL([]patroniNode{{Host: "127.0.0.1", PGPort: 5501}, {Host: "127.0.0.1", PGPort: 5502}}, "ledger"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,9 +37,9 @@ func TestMultiHostDatabaseURLAsksForThePrimary(t *testing.T) {
 func TestNATSConfigIsAReplicatedSyncedCluster(t *testing.T) {
 	dir := t.TempDir()
 	nodes := []natsNode{
-		{Name: "a", Dir: filepath.Join(dir, "a"), ClientPort: 4301, ClusterPort: 6301, MonitorPort: 8301},
-		{Name: "b", Dir: filepath.Join(dir, "b"), ClientPort: 4302, ClusterPort: 6302, MonitorPort: 8302},
-		{Name: "c", Dir: filepath.Join(dir, "c"), ClientPort: 4303, ClusterPort: 6303, MonitorPort: 8303},
+		{Name: "a", Host: "127.0.0.1", Dir: filepath.Join(dir, "a"), ClientPort: 4301, ClusterPort: 6301, MonitorPort: 8301},
+		{Name: "b", Host: "127.0.0.1", Dir: filepath.Join(dir, "b"), ClientPort: 4302, ClusterPort: 6302, MonitorPort: 8302},
+		{Name: "c", Host: "127.0.0.1", Dir: filepath.Join(dir, "c"), ClientPort: 4303, ClusterPort: 6303, MonitorPort: 8303},
 	}
 	conf := filepath.Join(dir, "b.conf")
 	if err := os.WriteFile(conf, []byte(natsConfig(nodes[1], nodes)), 0o644); err != nil {
@@ -71,7 +71,7 @@ func TestNATSConfigIsAReplicatedSyncedCluster(t *testing.T) {
 // acknowledged write survive the primary's loss. (patroni --validate-config
 // is for production files: it refuses loopback addresses.)
 func TestPatroniConfigKeepsAcknowledgedWrites(t *testing.T) {
-	n := patroniNode{Name: "pg1", Dir: t.TempDir(), PGPort: 5501, APIPort: 8008}
+	n := patroniNode{Name: "pg1", Host: "127.0.0.1", Dir: t.TempDir(), PGPort: 5501, APIPort: 8008}
 	conf, err := patroniConfig("ledger", "127.0.0.1:2379", "/usr/lib/postgresql/15/bin", n)
 	if err != nil {
 		t.Fatal(err)

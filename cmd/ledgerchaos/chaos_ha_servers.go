@@ -192,17 +192,18 @@ func startHAServers(ctx context.Context, dir, natsBin string) (*haServers, error
 		return h, err
 	}
 
-	var pgPorts []int
+	var pgNodes []patroniNode
 	for i := range 2 {
-		n := patroniNode{Name: fmt.Sprintf("pg%d", i+1), Dir: filepath.Join(dir, fmt.Sprintf("pg%d", i+1)), PGPort: take(), APIPort: take()}
-		pgPorts = append(pgPorts, n.PGPort)
+		n := patroniNode{Name: fmt.Sprintf("pg%d", i+1), Host: "127.0.0.1", Dir: filepath.Join(dir, fmt.Sprintf("pg%d", i+1)),
+			PGPort: take(), APIPort: take()}
+		pgNodes = append(pgNodes, n)
 		s, err := newPatroniServer(n, etcdAddr, pgBin, owner)
 		if err != nil {
 			return h, err
 		}
 		h.pg = append(h.pg, s)
 	}
-	h.dbURL = multiHostDatabaseURL(pgPorts, "ledger")
+	h.dbURL = multiHostDatabaseURL(pgNodes, "ledger")
 	// The first bootstraps the cluster (initdb) and becomes primary; the
 	// second copies it and becomes its synchronous standby.
 	if err := h.pg[0].proc.start(); err != nil {
@@ -221,7 +222,7 @@ func startHAServers(ctx context.Context, dir, natsBin string) (*haServers, error
 	var nodes []natsNode
 	for i := range 3 {
 		name := fmt.Sprintf("nats%d", i+1)
-		nodes = append(nodes, natsNode{Name: name, Dir: filepath.Join(dir, name), ClientPort: take(), ClusterPort: take(), MonitorPort: take()})
+		nodes = append(nodes, natsNode{Name: name, Host: "127.0.0.1", Dir: filepath.Join(dir, name), ClientPort: take(), ClusterPort: take(), MonitorPort: take()})
 	}
 	h.natsURL = natsServers(nodes)
 	for _, n := range nodes {

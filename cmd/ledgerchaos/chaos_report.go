@@ -130,6 +130,9 @@ func printChaosResult(w io.Writer, r chaosResult) {
 	for _, e := range f.RepeatExamples {
 		fmt.Fprintf(w, "  sent again after a 2xx, unexplained: %s\n", e)
 	}
+	for _, l := range f.RepeatLog {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
 	if f.AuditVerify != "ok" && f.AuditVerify != "" {
 		fmt.Fprintf(w, "  audit verify: %s\n", strings.ReplaceAll(f.AuditVerify, "\n", "\n    "))
 	}

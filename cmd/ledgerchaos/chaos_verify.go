@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,8 +52,12 @@ type chaosFindings struct {
 	RepeatsUnexplained int `json:"repeatsUnexplained"` // of those, not in flight at a kill or outage
 	BadWebhooks        int `json:"badWebhooks"`        // bad signature or malformed
 	// RepeatExamples are the first few unexplained repeats, with their
-	// times, to set beside the scenario's faults in its log.
+	// times, to set beside the scenario's faults in its log; RepeatLog,
+	// what the ledgerd processes logged about those webhooks (their
+	// webhook-id is the event's id), as the run's logs may not outlive it.
 	RepeatExamples []string `json:"repeatExamples,omitempty"`
+	RepeatLog      []string `json:"repeatLog,omitempty"`
+	repeatIDs      []string
 
 	AuditVerify string `json:"auditVerify"` // "ok", or its first lines
 }
@@ -286,7 +294,7 @@ func verifyWebhooks(ctx context.Context, pool *pgxpool.Pool, r *chaosReceiver, d
 			f.WebhooksLost++
 		}
 	}
-	for _, h := range hs {
+	for id, h := range hs {
 		if len(h.After2xx) == 0 {
 			continue
 		}
@@ -298,12 +306,34 @@ func verifyWebhooks(ctx context.Context, pool *pgxpool.Pool, r *chaosReceiver, d
 		if !explained {
 			f.RepeatsUnexplained += len(h.After2xx)
 			if len(f.RepeatExamples) < 5 {
-				f.RepeatExamples = append(f.RepeatExamples, fmt.Sprintf("%s of payment %s: 2xx at %s, sent again at %s",
-					h.Type, h.PaymentID, h.First2xx.Format(time.TimeOnly+".000"), h.After2xx[0].Format(time.TimeOnly+".000")))
+				f.RepeatExamples = append(f.RepeatExamples, fmt.Sprintf("%s %s of payment %s: 2xx at %s, sent again at %s",
+					h.Type, id, h.PaymentID, h.First2xx.Format(time.TimeOnly+".000"), h.After2xx[0].Format(time.TimeOnly+".000")))
+				f.repeatIDs = append(f.repeatIDs, id)
 			}
 		}
 	}
 	return nil
+}
+
+// logLinesAbout returns up to limit lines of the files that mention any
+// of ids, each prefixed with its file's base name.
+func logLinesAbout(paths, ids []string, limit int) []string {
+	var lines []string
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() && len(lines) < limit {
+			if slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(sc.Text(), id) }) {
+				lines = append(lines, filepath.Base(path)+": "+sc.Text())
+			}
+		}
+		f.Close()
+	}
+	return lines
 }
 
 // window is a span of time in which something was broken on purpose.

@@ -67,8 +67,8 @@ cluster is whole again and has settled, it checks that every acknowledged
 write is there, Postgres and the JetStream stream hold the same events
 (by Nats-Msg-Id), ledgerctl audit verify passes, every deposited payment
 succeeded with exactly one payout, and every status webhook was answered
-2xx and not sent again after that (unless a process was killed, or
-Postgres was away, between the answer and its record). It prints what it
+2xx and not sent again after that (unless a process was killed between
+the answer and its record, or a Postgres crash lost the delivery's claim). It prints what it
 checked in numbers and exits non-zero when a check fails.
 
 The cluster scenario runs Postgres under Patroni and etcd, a NATS
