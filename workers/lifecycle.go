@@ -175,7 +175,7 @@ func (w *Workers) paymentAt(ctx context.Context, tenantID, paymentID uuid.UUID, 
 // payOutPayment calls the rail for p, a transferring payment, and records its answer.
 func (w *Workers) payOutPayment(ctx context.Context, tenantID uuid.UUID, p domain.PaymentSnapshot) error {
 	r := p.RecipientDetails
-	out, err := w.rail.Payout(ctx, payout.Request{PaymentID: p.ID, IdempotencyKey: p.ID.String(), Rail: r.PayoutMethod,
+	out, err := w.rail.Payout(ctx, payout.Request{PaymentID: p.ID, TenantID: tenantID, IdempotencyKey: p.ID.String(), Rail: r.PayoutMethod, Name: r.Name,
 		Amount: p.PayoutAmount, Currency: p.DestinationCurrency, BankName: r.BankName, AccountNumber: r.AccountNumber,
 		PhoneNumber: r.PhoneNumber, LNURL: r.LNURL})
 	if err != nil {

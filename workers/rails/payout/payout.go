@@ -25,10 +25,12 @@ var Migrations embed.FS
 // Request is one payout.
 type Request struct {
 	PaymentID      uuid.UUID
-	IdempotencyKey string // the same key is never paid twice
-	Rail           string // BANK, MOMO or LIGHTNING
+	TenantID       uuid.UUID // whose payment: a rail that learns outcomes later reports them by tenant and payment
+	IdempotencyKey string    // the same key is never paid twice
+	Rail           string    // BANK, MOMO or LIGHTNING
 	Amount         decimal.Decimal
 	Currency       string // ZAR, KES, NGN, or BTC (Amount in sats)
+	Name           string // the recipient's name, as the merchant gave it
 	BankName       string
 	AccountNumber  string
 	PhoneNumber    string
