@@ -154,14 +154,14 @@ func (s *Server) SetDelivery(d Delivery) { s.mu.Lock(); s.delivery = d; s.mu.Unl
 // soon as it is queued, its webhook sent after the POST is answered.
 func (s *Server) SettleWith(status string) { s.mu.Lock(); s.settleWith = status; s.mu.Unlock() }
 
-// FailNext makes the next n requests whose "METHOD /path" starts with
-// prefix answer 500 without doing anything.
-func (s *Server) FailNext(prefix string, n int) { s.mu.Lock(); s.fail[prefix] += n; s.mu.Unlock() }
+// FailNext makes the next n requests to route ("METHOD /path", or a path
+// under it: "GET /transfer/verify") answer 500 without doing anything.
+func (s *Server) FailNext(route string, n int) { s.mu.Lock(); s.fail[route] += n; s.mu.Unlock() }
 
-// HangNext makes the next n requests matching prefix do their work and
+// HangNext makes the next n requests to route do their work and
 // then never answer (until the client gives up): a timeout after which
 // the caller cannot know whether it happened.
-func (s *Server) HangNext(prefix string, n int) { s.mu.Lock(); s.hang[prefix] += n; s.mu.Unlock() }
+func (s *Server) HangNext(route string, n int) { s.mu.Lock(); s.hang[route] += n; s.mu.Unlock() }
 
 // Posts is how many POST /transfer requests reached the fake.
 func (s *Server) Posts() int { s.mu.Lock(); defer s.mu.Unlock(); return s.posts }
@@ -281,7 +281,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	route := r.Method + " " + r.URL.Path
 	s.mu.Lock()
 	for prefix, n := range s.fail {
-		if n > 0 && strings.HasPrefix(route, prefix) {
+		if n > 0 && under(route, prefix) {
 			s.fail[prefix]--
 			s.mu.Unlock()
 			answer(w, http.StatusInternalServerError, false, "An error occurred", nil)
@@ -290,7 +290,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	hang := false
 	for prefix, n := range s.hang {
-		if n > 0 && strings.HasPrefix(route, prefix) {
+		if n > 0 && under(route, prefix) {
 			s.hang[prefix]--
 			hang = true
 			break
@@ -321,6 +321,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); after() }()
 	}
+}
+
+// under says route is prefix or a path below it.
+func under(route, prefix string) bool {
+	return route == prefix || strings.HasPrefix(route, strings.TrimSuffix(prefix, "/")+"/")
 }
 
 // route does the request's work into rec and returns what to do once it is answered.
