@@ -77,6 +77,7 @@ type Server struct {
 	documents   Documents
 	presigner   *Presigner
 	ready       func(ctx context.Context) error
+	rails       func(ctx context.Context) map[string]string
 	unavailable func(error) bool
 	metrics     *httpMetrics
 	gatherer    prometheus.Gatherer
@@ -103,6 +104,10 @@ type Deps struct {
 	Events      Events
 	Documents   Documents
 	Ready       func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
+	// Rails reports each configured production rail: "ok", or why not. A
+	// rail that does not answer is reported, not a reason to be unready:
+	// the rest of the service still works. Nil: no rail to report.
+	Rails func(ctx context.Context) map[string]string
 	// Unavailable says an error means the database could not be reached or
 	// went away: such errors are 503 with Retry-After, not 500.
 	Unavailable func(error) bool
@@ -118,7 +123,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		users: d.Users, merchants: d.Merchants, payments: d.Payments, sandbox: d.Sandbox, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now,
+		users: d.Users, merchants: d.Merchants, payments: d.Payments, sandbox: d.Sandbox, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, rails: d.Rails, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now,
 		apiKeyLimits: newLimiters(cfg.APIKeyRate), tokenIPLimits: newLimiters(cfg.TokenIPRate),
 		held: semaphore.NewWeighted(cfg.MaxBufferedBytes)}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })
