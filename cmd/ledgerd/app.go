@@ -158,7 +158,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		MaxBufferedBytes: cfg.MaxBufferedBytes},
 		httpapi.Deps{Log: log, Credentials: access, Keys: signing, Idempotency: a.idem,
 			Users: ledger, Merchants: ledger, Payments: ledger, Sandbox: sandboxBooks, Ledger: reader, Events: a.store, Documents: ledger, Ready: a.ready,
-			Rails: railsReady(bankRail), Unavailable: eventstore.Unavailable, Registry: reg})
+			Rails: railsReady(bankRail), Banks: rails.Banks, Unavailable: eventstore.Unavailable, Registry: reg})
 	if cfg.MetricsAddr != "" {
 		if a.metrics, err = listenMetrics(cfg.MetricsAddr, reg, log); err != nil {
 			return nil, err

@@ -79,6 +79,7 @@ func newRails(cfg config) (*rails, error) {
 		} else {
 			r.paystack = paystack.NewClient(cfg.PaystackBaseURL, key, &http.Client{Timeout: paystackTimeout})
 			r.banks = paystack.NewBankList(r.paystack)
+			r.Banks = providerBanks(r.banks)
 		}
 		return r, nil
 	}
@@ -125,6 +126,25 @@ func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool, outcomes paystack.Out
 	fees := payout.FeeLimit{Sats: cfg.LNMaxFeeSats, PPM: cfg.LNMaxFeePPM}
 	byRail[domain.PayoutLightning] = payout.NewLightning(pool, lnurl, r.lnd, fees)
 	return byRail, bank
+}
+
+// bankCurrencies are the currencies bank merchants are paid in, by country.
+var bankCurrencies = map[string]string{domain.CountrySouthAfrica: "ZAR", domain.CountryKenya: "KES", domain.CountryNigeria: "NGN"}
+
+// providerBanks lists a country's banks from the payout provider: the
+// banks a merchant may name in production, since only those can be paid.
+func providerBanks(list *paystack.BankList) func(context.Context, string) ([]domain.Bank, error) {
+	return func(ctx context.Context, country string) ([]domain.Bank, error) {
+		banks, err := list.Banks(ctx, bankCurrencies[country])
+		if err != nil {
+			return nil, err
+		}
+		out := make([]domain.Bank, 0, len(banks))
+		for _, b := range banks {
+			out = append(out, domain.Bank{Name: b.Name, Code: b.Code})
+		}
+		return out, nil
+	}
 }
 
 // railOutcomes hands what a payout rail learns outside its calls (a
