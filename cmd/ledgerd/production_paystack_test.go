@@ -162,3 +162,41 @@ func TestProductionBankPayoutWithoutPaystack(t *testing.T) {
 		t.Errorf("GET /readyz: got %v, want no rails reported", ready)
 	}
 }
+
+// TestProductionPaystackRecoveryAfterRestart: ledgerd asks Paystack for the
+// transfer, which stays pending, and stops before it can record an
+// outcome; Paystack completes it while no process runs and its webhook
+// never comes. The next process verifies the transfer by reference and
+// records the success: one transfer, never a second POST.
+func TestProductionPaystackRecoveryAfterRestart(t *testing.T) {
+	t.Parallel()
+	node := lndtest.NewNode(t)
+	fake := paystacktest.NewServer(t, paystackTestKey)
+	fake.SetDelivery(paystacktest.Never)
+	env := productionLightning(t, node)
+	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, fake.URL()
+	p := newPaymentSetup(t, env)
+	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
+		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+
+	got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r"}`, p.za))
+	id := got["id"].(string)
+	var inv struct{ PaymentHash string }
+	mustDecode(t, []byte(got["lightningInvoice"].(string)), &inv)
+	node.Settle(inv.PaymentHash, time.Now())
+	p.waitFor(t, id, 20*time.Second, statusIs("transferring"))
+	deadline := time.Now().Add(10 * time.Second)
+	for fake.Transfers() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := p.s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	fake.Settle(id, "success")
+
+	p.s = startServer(t, env)
+	got = p.waitFor(t, id, 60*time.Second, statusIs("success"))
+	if fake.Posts() != 1 || fake.Transfers() != 1 || got["amountSettled"] != 500.0 {
+		t.Fatalf("got %d posts, %d transfers and %v settled; want one of each and 500", fake.Posts(), fake.Transfers(), got["amountSettled"])
+	}
+}
