@@ -166,8 +166,10 @@ func TestProductionBankPayoutWithoutPaystack(t *testing.T) {
 // TestProductionPaystackRecoveryAfterRestart: ledgerd asks Paystack for the
 // transfer, which stays pending, and stops before it can record an
 // outcome; Paystack completes it while no process runs and its webhook
-// never comes. The next process verifies the transfer by reference and
-// records the success: one transfer, never a second POST.
+// never comes. The next process's stalled-payment sweep (at its start,
+// the payment having not moved for LEDGER_STALLED_AFTER) verifies the
+// transfer by reference and records the success: one transfer, never a
+// second POST.
 func TestProductionPaystackRecoveryAfterRestart(t *testing.T) {
 	t.Parallel()
 	node := lndtest.NewNode(t)
@@ -184,7 +186,10 @@ func TestProductionPaystackRecoveryAfterRestart(t *testing.T) {
 	var inv struct{ PaymentHash string }
 	mustDecode(t, []byte(got["lightningInvoice"].(string)), &inv)
 	node.Settle(inv.PaymentHash, time.Now())
-	p.waitFor(t, id, 20*time.Second, statusIs("transferring"))
+	moved, err := time.Parse(time.RFC3339Nano, p.waitFor(t, id, 20*time.Second, statusIs("transferring"))["updatedAt"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for fake.Transfers() == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -194,6 +199,8 @@ func TestProductionPaystackRecoveryAfterRestart(t *testing.T) {
 	}
 	fake.Settle(id, "success")
 
+	env["LEDGER_STALLED_AFTER"] = "1s"
+	time.Sleep(time.Until(moved.Add(1100 * time.Millisecond))) // stalled by then: the new process's first sweep takes it
 	p.s = startServer(t, env)
 	got = p.waitFor(t, id, 60*time.Second, statusIs("success"))
 	if fake.Posts() != 1 || fake.Transfers() != 1 || got["amountSettled"] != 500.0 {

@@ -43,9 +43,8 @@ type Outcomes interface {
 // Paystack makes one transfer however often it is sent. A call that finds
 // the row marked posted verifies the reference first, so after a crash,
 // a timeout or a 500 the outcome is learned rather than the transfer sent
-// blind. A transfer still pending answers an error: the caller retries
-// with the same key (the lifecycle's redeliveries, then its stalled
-// sweep), and the webhook usually ends it first.
+// blind. A transfer still pending answers payout.ErrPending: the webhook
+// ends it (Reconcile), or the stalled-payment sweep's next call verifies.
 type Rail struct {
 	pool     *pgxpool.Pool
 	client   *Client
@@ -91,7 +90,7 @@ func (t transfer) outcome() payout.Outcome {
 }
 
 // errPending says Paystack has the transfer and has not ended it yet.
-var errPending = errors.New("the transfer is pending at Paystack")
+var errPending = fmt.Errorf("paystack: %w", payout.ErrPending)
 
 // Payout pays r once per r.IdempotencyKey.
 func (p *Rail) Payout(ctx context.Context, r payout.Request) (payout.Outcome, error) {
