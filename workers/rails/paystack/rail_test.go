@@ -387,3 +387,65 @@ func TestWebhookNotOurs(t *testing.T) {
 		t.Fatalf("charge: got %d, want 200", code)
 	}
 }
+
+// TestWebhookWhileVerifyFails: a webhook whose verification Paystack
+// answers 500 is answered 503, so Paystack sends it again; the repeat
+// records the outcome.
+func TestWebhookWhileVerifyFails(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.fake.SetDelivery(paystacktest.Never)
+	r := e.za()
+	e.mustPending(t, e.rail, r)
+	e.fake.Settle(r.IdempotencyKey, "success")
+	tr, _ := e.fake.Transfer(r.IdempotencyKey)
+	e.fake.FailNext("GET /transfer/verify", 1)
+	if code := e.fake.Send("transfer.success", tr); code != http.StatusServiceUnavailable {
+		t.Fatalf("got %d, want 503 while Paystack cannot confirm", code)
+	}
+	if got := e.outcomes.outcomes(r.PaymentID); len(got) != 0 {
+		t.Fatalf("got %v, want nothing recorded", got)
+	}
+	if code := e.fake.Send("transfer.success", tr); code != http.StatusOK {
+		t.Fatalf("resend: got %d, want 200", code)
+	}
+	if got := e.settledAs(t, r.PaymentID, 1); got[0].PayoutID != tr.TransferCode {
+		t.Fatalf("got %+v", got[0])
+	}
+}
+
+// TestWebhookAtTwoProcesses: two processes receive the same webhooks at
+// once; the outcome is recorded once and the reversal alerts once.
+func TestWebhookAtTwoProcesses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.fake.SetDelivery(paystacktest.Never)
+	r := e.za()
+	e.mustPending(t, e.rail, r)
+	rails := []*Rail{e.rail, e.newRail(5 * time.Second)}
+	both := func() {
+		var wg sync.WaitGroup
+		for _, rail := range rails {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := rail.Reconcile(context.Background(), r.IdempotencyKey); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	e.fake.Settle(r.IdempotencyKey, "success")
+	both()
+	got := e.outcomes.outcomes(r.PaymentID)
+	if len(got) != 2 || got[0] != got[1] || got[0].Rejected {
+		t.Fatalf("got %v, want the same success at both", got)
+	}
+	e.fake.Settle(r.IdempotencyKey, "reversed")
+	both()
+	alerts := counted(t, rails[0].metrics.alerts.WithLabelValues("reversed")) + counted(t, rails[1].metrics.alerts.WithLabelValues("reversed"))
+	if alerts != 1 || e.outcomes.reversed(r.PaymentID) != 2 {
+		t.Fatalf("got %v alerts and %d reversal reports, want 1 and 2", alerts, e.outcomes.reversed(r.PaymentID))
+	}
+}
