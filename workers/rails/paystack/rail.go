@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -263,5 +262,3 @@ func (p *Rail) Ready(ctx context.Context) error {
 	}
 	return nil
 }
-
-var _ http.Handler = (*Rail)(nil)

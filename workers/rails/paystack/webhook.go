@@ -108,6 +108,8 @@ func (p *Rail) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+var _ http.Handler = (*Rail)(nil)
+
 // errUnknownReference is a transfer this rail did not make.
 var errUnknownReference = errors.New("paystack: no payout with this reference")
 
