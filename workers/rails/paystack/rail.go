@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -64,7 +65,7 @@ func NewRail(pool *pgxpool.Pool, client *Client, banks *BankList, outcomes Outco
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ledger_paystack_webhooks_total",
 			Help: "Paystack webhooks received, by result (ok, ignored, bad_signature, unreadable, error)."}, []string{"result"}),
 		alerts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ledger_paystack_alerts_total",
-			Help: "Paystack transfers an operator must look at, by kind (reversed: reversed after success; contradiction: a status that contradicts the recorded outcome)."},
+			Help: "Paystack transfers an operator must look at, by kind (reversed: reversed after success; contradiction: a status that contradicts the recorded outcome; balance: a payout the balance cannot pay)."},
 			[]string{"kind"}),
 	}
 	reg.MustRegister(m.webhooks, m.alerts)
@@ -123,6 +124,14 @@ func (p *Rail) Payout(ctx context.Context, r payout.Request) (payout.Outcome, er
 	}
 	t, err := p.client.Initiate(ctx, TransferRequest{Source: "balance", Amount: amount, Recipient: recipient,
 		Reason: "Payment " + r.PaymentID.String(), Currency: r.Currency, Reference: row.reference})
+	if api, ok := refused(err); ok && lowBalance(api) {
+		// Ours to fix, not the recipient's: the payout waits for a top-up
+		// (the stalled-payment sweep retries it) rather than failing.
+		p.metrics.alerts.WithLabelValues("balance").Inc()
+		p.log.Error("paystack: the balance cannot pay a payout; top it up", "reference", row.reference,
+			"currency", r.Currency, "amount", amount, "message", api.Message)
+		return payout.Outcome{}, fmt.Errorf("paystack payout %s: %w", row.reference, err)
+	}
 	if api, ok := refused(err); ok {
 		// A refusal may be of a reference already used (a call whose
 		// answer was lost): the transfer it made is the answer.
@@ -140,6 +149,13 @@ func (p *Rail) Payout(ctx context.Context, r payout.Request) (payout.Outcome, er
 		return payout.Outcome{}, fmt.Errorf("paystack payout %s: initiate: %w", row.reference, err)
 	}
 	return p.record(ctx, row, t)
+}
+
+// lowBalance says Paystack refused a transfer for want of balance ("Your
+// balance is not enough to fulfil this request",
+// https://paystack.com/docs/transfers/managing-transfers/).
+func lowBalance(api *APIError) bool {
+	return strings.Contains(strings.ToLower(api.Message), "balance is not enough")
 }
 
 // subunits is r's amount in its currency's subunit, or why r is not a

@@ -449,3 +449,24 @@ func TestWebhookAtTwoProcesses(t *testing.T) {
 		t.Fatalf("got %v alerts and %d reversal reports, want 1 and 2", alerts, e.outcomes.reversed(r.PaymentID))
 	}
 }
+
+// TestPayoutWaitsForBalance: Paystack refuses a transfer the balance cannot
+// pay; that is the operator's to fix, so the payout errs (and alerts)
+// instead of failing the payment, and goes through once topped up.
+func TestPayoutWaitsForBalance(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.fake.SetBalance("ZAR", 100)
+	r := e.za()
+	if out, err := e.rail.Payout(context.Background(), r); err == nil || errors.Is(err, errPending) || out.Rejected {
+		t.Fatalf("got %+v, %v; want an error that is neither pending nor a rejection", out, err)
+	}
+	if got := counted(t, e.rail.metrics.alerts.WithLabelValues("balance")); got != 1 {
+		t.Errorf("balance alerts: got %v, want 1", got)
+	}
+	e.fake.SetBalance("ZAR", 1_000_000)
+	e.mustPending(t, e.rail, r)
+	if e.fake.Transfers() != 1 {
+		t.Fatalf("got %d transfers, want 1", e.fake.Transfers())
+	}
+}

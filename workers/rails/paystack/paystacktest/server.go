@@ -27,7 +27,9 @@
 //     https://paystack.com/docs/payments/webhooks/ (as summarised in
 //     https://asyncapi.apis.io/asyncapis/paystack/paystack-webhooks-asyncapi/)
 //   - errors: {"status": false, "message": ...}, e.g. 401 "No Authorization
-//     Header was found" (same pages).
+//     Header was found" (same pages), and the balance check before a
+//     transfer is created ("Your balance is not enough to fulfil this
+//     request"): https://paystack.com/docs/transfers/managing-transfers/
 package paystacktest
 
 import (
@@ -116,7 +118,8 @@ type Server struct {
 	mu         sync.Mutex
 	webhookURL string
 	delivery   Delivery
-	settleWith string // the status a new transfer reaches by itself; "" leaves it pending
+	settleWith string           // the status a new transfer reaches by itself; "" leaves it pending
+	balance    map[string]int64 // per currency, in subunits; a currency not set is unlimited
 	fail       map[string]int
 	hang       map[string]int
 	recipients map[string]recipient
@@ -131,7 +134,7 @@ type Server struct {
 // transfers stay pending until Settle, unless SettleWith says otherwise.
 func NewServer(t testing.TB, secret string) *Server {
 	s := &Server{t: t, secret: secret, client: &http.Client{Timeout: 5 * time.Second},
-		fail: map[string]int{}, hang: map[string]int{}, recipients: map[string]recipient{}, transfers: map[string]*Transfer{}, nextID: 1000}
+		fail: map[string]int{}, balance: map[string]int64{}, hang: map[string]int{}, recipients: map[string]recipient{}, transfers: map[string]*Transfer{}, nextID: 1000}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(func() {
 		s.srv.CloseClientConnections()
@@ -153,6 +156,14 @@ func (s *Server) SetDelivery(d Delivery) { s.mu.Lock(); s.delivery = d; s.mu.Unl
 // SettleWith makes every new transfer reach status (success or failed) as
 // soon as it is queued, its webhook sent after the POST is answered.
 func (s *Server) SettleWith(status string) { s.mu.Lock(); s.settleWith = status; s.mu.Unlock() }
+
+// SetBalance sets the integration's balance in currency (subunits): a
+// transfer it cannot pay is refused as the docs say.
+func (s *Server) SetBalance(currency string, amount int64) {
+	s.mu.Lock()
+	s.balance[currency] = amount
+	s.mu.Unlock()
+}
 
 // FailNext makes the next n requests to route ("METHOD /path", or a path
 // under it: "GET /transfer/verify") answer 500 without doing anything.
@@ -455,6 +466,13 @@ func (s *Server) createTransfer(w http.ResponseWriter, r *http.Request) func() {
 		// the transfer that reference already made.
 		answer(w, http.StatusOK, true, "Transfer has been queued", transferJSON(*tr, tr.Status))
 		return nil
+	}
+	if have, limited := s.balance[req.Currency]; limited && have < req.Amount {
+		// "Managing Transfers": a balance check runs before a transfer is created.
+		answer(w, http.StatusBadRequest, false, "Your balance is not enough to fulfil this request", nil)
+		return nil
+	} else if limited {
+		s.balance[req.Currency] = have - req.Amount
 	}
 	now := time.Now().UTC()
 	s.nextID++
