@@ -197,8 +197,13 @@ func Banks(country string) ([]Bank, bool) {
 // LookupBank finds a country's bank by name, compared case-insensitively
 // after trimming, and returns it as listed.
 func LookupBank(country, name string) (Bank, bool) {
+	return findBank(banks[country], name)
+}
+
+// findBank finds a bank of list by name, as LookupBank does.
+func findBank(list []Bank, name string) (Bank, bool) {
 	name = strings.TrimSpace(name)
-	for _, b := range banks[country] {
+	for _, b := range list {
 		if strings.EqualFold(b.Name, name) {
 			return b, true
 		}

@@ -88,6 +88,9 @@ type CreateMerchant struct {
 	AccountNumber string
 	PhoneNumber   string
 	LNURL         string
+	// Banks are the country's banks bankName must name: in production the
+	// payout provider's list, nil for the built-in one (Banks).
+	Banks []Bank
 }
 
 // DecideCreateMerchant validates a new merchant against contract §5's
@@ -162,6 +165,9 @@ func DecideCreateMerchant(m Merchant, c CreateMerchant) ([]Event, error) {
 	}
 	if e.PayoutMethod == PayoutBank {
 		b, ok := LookupBank(country, e.BankName)
+		if c.Banks != nil {
+			b, ok = findBank(c.Banks, e.BankName)
+		}
 		if !ok {
 			msg := "must be one of the banks GET /utils/banks?country=" + country + " lists"
 			return nil, &Error{Kind: Invalid, Code: "unknown_bank", Message: "bankName " + msg,

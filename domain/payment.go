@@ -75,6 +75,7 @@ type Payment struct {
 	ValidityDuration    int64             `json:"validityDuration"` // seconds
 	ExpiresAt           time.Time         `json:"expiresAt"`
 	Documents           int               `json:"documents"`
+	PayoutReversedAt    *time.Time        `json:"payoutReversedAt,omitempty"` // a confirmed payout came back (payment.payout_reversed)
 	CreatedAt           time.Time         `json:"createdAt"`
 	UpdatedAt           time.Time         `json:"updatedAt"` // the time of the latest event, as its decision gave it
 }

@@ -82,6 +82,19 @@ type PaymentFailed struct {
 	At       time.Time `json:"at"`
 }
 
+// PaymentPayoutReversed records that a payout the rail had confirmed came
+// back (the recipient's bank reversed the transfer). The status stays
+// success: what was owed to the recipient is owed again (the postings move
+// it back to payout_payable), and an operator decides whether to pay it
+// again or return it.
+type PaymentPayoutReversed struct {
+	PayoutID string    `json:"payoutId"`
+	Reason   string    `json:"reason"`
+	Postings []Posting `json:"postings,omitempty"` // double entry, balanced per currency
+	Message  string    `json:"message"`
+	At       time.Time `json:"at"`
+}
+
 // PaymentExpired records the end of a payment's validity while it was
 // still created (status expired).
 type PaymentExpired struct {
@@ -96,6 +109,7 @@ func (PaymentTransferring) EventType() string    { return "payment.transferring"
 func (PaymentSucceeded) EventType() string       { return "payment.success" }
 func (PaymentFailed) EventType() string          { return "payment.failed" }
 func (PaymentExpired) EventType() string         { return "payment.expired" }
+func (PaymentPayoutReversed) EventType() string  { return "payment.payout_reversed" }
 
 var (
 	_ = register(EventDef{Type: "payment.deposit_received", Version: 1, New: func() Event { return new(PaymentDepositReceived) },
@@ -110,6 +124,8 @@ var (
 		Doc: "The payout rail rejected the payout (status failed); the message says why."})
 	_ = register(EventDef{Type: "payment.expired", Version: 1, New: func() Event { return new(PaymentExpired) },
 		Doc: "The payment's validity ended before it was funded (status expired)."})
+	_ = register(EventDef{Type: "payment.payout_reversed", Version: 1, New: func() Event { return new(PaymentPayoutReversed) },
+		Doc: "A confirmed payout came back (the recipient's bank reversed it); the status stays success and an operator must act."})
 )
 
 // StatusOf returns the status an event moves a payment to, or "" for
@@ -151,6 +167,9 @@ func applyLifecycle(p Payment, e Event) Payment {
 		p.Status, p.StatusLog, p.UpdatedAt = StatusFailed, e.Message, e.At
 	case PaymentExpired:
 		p.Status, p.StatusLog, p.UpdatedAt = StatusExpired, e.Message, e.At
+	case PaymentPayoutReversed:
+		at := e.At
+		p.StatusLog, p.PayoutReversedAt, p.UpdatedAt = e.Message, &at, e.At
 	default:
 		return p
 	}
@@ -386,6 +405,23 @@ func DecidePayoutResult(p Payment, r PayoutResult) ([]Event, error) {
 	}
 	return []Event{PaymentSucceeded{AmountSettled: p.PayoutAmount, PayoutID: r.PayoutID, At: at, Postings: settlementPostings(p),
 		Message: fmt.Sprintf("Settled %s to the recipient", FormatAmount(p.PayoutAmount, p.DestinationUnit()))}}, nil
+}
+
+// PayoutReversal is the rail's report that a confirmed payout came back.
+type PayoutReversal struct {
+	PayoutID string
+	Reason   string
+	Now      time.Time
+}
+
+// DecidePayoutReversal records the reversal of p's payout. Only a success
+// can be reversed, once: a repeated report decides nothing.
+func DecidePayoutReversal(p Payment, r PayoutReversal) ([]Event, error) {
+	if p.Status != StatusSuccess || p.PayoutReversedAt != nil {
+		return nil, nil
+	}
+	return []Event{PaymentPayoutReversed{PayoutID: r.PayoutID, Reason: r.Reason, At: r.Now.UTC().Truncate(time.Millisecond),
+		Postings: reversalPostings(p), Message: "Payout reversed by the recipient's bank: " + r.Reason}}, nil
 }
 
 // DecideExpire expires p if it is still created at now, past its validity.

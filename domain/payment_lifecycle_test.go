@@ -107,6 +107,21 @@ func TestPaymentLifecycleLightning(t *testing.T) {
 	if events, _ := DecidePayoutResult(p, PayoutResult{Rejected: true, Reason: "x", Now: now}); len(events) != 0 {
 		t.Fatal("a second result must decide nothing")
 	}
+
+	// The recipient's bank sends the payout back: the payment stays
+	// success, the reversal is logged and the payout is owed again.
+	events, err = DecidePayoutReversal(p, PayoutReversal{PayoutID: "po_1", Reason: "account closed", Now: now})
+	p = step(t, p, events, err, "payment.payout_reversed")
+	if p.Status != StatusSuccess || p.PayoutReversedAt == nil || len(p.StatusLogs) != 5 ||
+		p.StatusLog != "Payout reversed by the recipient's bank: account closed" {
+		t.Fatalf("reversal: got %s, reversed at %v, %d status logs, %q", p.Status, p.PayoutReversedAt, len(p.StatusLogs), p.StatusLog)
+	}
+	if posts := PostingsOf(events[0]); len(posts) == 0 {
+		t.Fatal("a reversal moves money back and must carry postings")
+	}
+	if events, _ := DecidePayoutReversal(p, PayoutReversal{PayoutID: "po_1", Reason: "again", Now: now}); len(events) != 0 {
+		t.Fatal("a payout is reversed once")
+	}
 }
 
 func TestPaymentPriceRiseBeyondTheBufferPaysInFull(t *testing.T) {
@@ -210,6 +225,9 @@ func TestPaymentFailureAndExpiry(t *testing.T) {
 	q = step(t, q, events, err, "payment.failed")
 	if q.Status != StatusFailed || q.StatusLog != "Payout rejected: the number is not registered for mobile money" {
 		t.Fatalf("got %s %q", q.Status, q.StatusLog)
+	}
+	if events, _ := DecidePayoutReversal(q, PayoutReversal{PayoutID: "x", Reason: "r", Now: businessHours}); len(events) != 0 {
+		t.Fatal("only a successful payout can be reversed")
 	}
 }
 

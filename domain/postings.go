@@ -101,6 +101,8 @@ func PostingsOf(e Event) []Posting {
 		return e.Postings
 	case PaymentExpired:
 		return e.Postings
+	case PaymentPayoutReversed:
+		return e.Postings
 	}
 	return nil
 }
@@ -135,6 +137,14 @@ func (p Payment) DestinationUnit() string { return merchantUnit(p.DestinationCur
 func settlementPostings(p Payment) []Posting {
 	var j journal
 	j.move(p.DestinationUnit(), p.PayoutAmount, AccountPayoutPayable, ExternalAccount(p.PayoutMethod))
+	return j
+}
+
+// reversalPostings: a reversed payout comes back from the rail and is owed
+// to the recipient again.
+func reversalPostings(p Payment) []Posting {
+	var j journal
+	j.move(p.DestinationUnit(), p.PayoutAmount, ExternalAccount(p.PayoutMethod), AccountPayoutPayable)
 	return j
 }
 

@@ -16,13 +16,19 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 }
 
 // readyz answers 200 only when Postgres and NATS are reachable and the
-// migrations are applied.
+// migrations are applied, with the state of each configured rail.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.ready(r.Context()); err != nil {
 		s.logger(r).Warn("not ready", "err", err)
 		return &domain.Error{Kind: domain.Unavailable, Code: "not_ready", Message: err.Error()}
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	body := map[string]any{"status": "ready"}
+	if s.rails != nil {
+		if rails := s.rails(r.Context()); len(rails) > 0 {
+			body["rails"] = rails
+		}
+	}
+	return writeJSON(w, http.StatusOK, body)
 }
 
 // openAPI serves the OpenAPI 3.1 document of the whole API.

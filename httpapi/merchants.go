@@ -140,6 +140,13 @@ func (s *Server) listBanks(w http.ResponseWriter, r *http.Request) error {
 		}
 		return domain.Invalidf("country", "must be SouthAfrica, Kenya or Nigeria (BTC merchants have no bank)")
 	}
+	if s.banks != nil {
+		var err error
+		if banks, err = s.banks(r.Context(), country); err != nil {
+			return &domain.Error{Kind: domain.Unavailable, Code: "rail_unavailable",
+				Message: "the bank list of the payout rail is not available right now; retry shortly", Err: err}
+		}
+	}
 	body := struct {
 		Items []bankBody `json:"items"`
 	}{Items: make([]bankBody, 0, len(banks))}

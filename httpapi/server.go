@@ -78,6 +78,8 @@ type Server struct {
 	documents   Documents
 	presigner   *Presigner
 	ready       func(ctx context.Context) error
+	rails       func(ctx context.Context) map[string]string
+	banks       func(ctx context.Context, country string) ([]domain.Bank, error)
 	unavailable func(error) bool
 	metrics     *httpMetrics
 	gatherer    prometheus.Gatherer
@@ -104,6 +106,13 @@ type Deps struct {
 	Events      Events
 	Documents   Documents
 	Ready       func(ctx context.Context) error // nil when Postgres and NATS are reachable and migrated
+	// Rails reports each configured production rail: "ok", or why not. A
+	// rail that does not answer is reported, not a reason to be unready:
+	// the rest of the service still works. Nil: no rail to report.
+	Rails func(ctx context.Context) map[string]string
+	// Banks lists a country's banks for GET /utils/banks: in production
+	// the payout provider's; nil for the built-in list.
+	Banks func(ctx context.Context, country string) ([]domain.Bank, error)
 	// Unavailable says an error means the database could not be reached or
 	// went away: such errors are 503 with Retry-After, not 500.
 	Unavailable func(error) bool
@@ -119,7 +128,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
 	s := &Server{cfg: cfg, log: d.Log, credentials: d.Credentials, keys: d.Keys, idempotency: d.Idempotency,
-		users: d.Users, merchants: d.Merchants, payments: d.Payments, sandbox: d.Sandbox, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now,
+		users: d.Users, merchants: d.Merchants, payments: d.Payments, sandbox: d.Sandbox, ledger: d.Ledger, events: d.Events, documents: d.Documents, ready: d.Ready, rails: d.Rails, banks: d.Banks, unavailable: d.Unavailable, metrics: newHTTPMetrics(d.Registry), gatherer: d.Registry, now: time.Now,
 		apiKeyLimits: newLimiters(cfg.APIKeyRate), tokenIPLimits: newLimiters(cfg.TokenIPRate),
 		held: semaphore.NewWeighted(cfg.MaxBufferedBytes)}
 	s.presigner = NewPresigner(d.Keys, cfg.PublicURL, func() time.Time { return s.now() })

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -175,9 +176,15 @@ func (w *Workers) paymentAt(ctx context.Context, tenantID, paymentID uuid.UUID, 
 // payOutPayment calls the rail for p, a transferring payment, and records its answer.
 func (w *Workers) payOutPayment(ctx context.Context, tenantID uuid.UUID, p domain.PaymentSnapshot) error {
 	r := p.RecipientDetails
-	out, err := w.rail.Payout(ctx, payout.Request{PaymentID: p.ID, IdempotencyKey: p.ID.String(), Rail: r.PayoutMethod,
+	out, err := w.rail.Payout(ctx, payout.Request{PaymentID: p.ID, TenantID: tenantID, IdempotencyKey: p.ID.String(), Rail: r.PayoutMethod, Name: r.Name,
 		Amount: p.PayoutAmount, Currency: p.DestinationCurrency, BankName: r.BankName, AccountNumber: r.AccountNumber,
 		PhoneNumber: r.PhoneNumber, LNURL: r.LNURL})
+	if errors.Is(err, payout.ErrPending) {
+		// The rail reports the outcome when its provider ends the payout;
+		// retrying the message meanwhile would only park it as a dead letter.
+		w.log.Debug("lifecycle: payout pending at the provider", "payment", p.ID)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("payout of %s: %w", p.ID, err)
 	}

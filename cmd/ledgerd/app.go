@@ -30,6 +30,7 @@ import (
 	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers"
 	"github.com/ledger/ledger/workers/rails/payout"
+	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/usecase"
 )
 
@@ -38,6 +39,7 @@ var migrations = []eventstore.MigrationSet{
 	eventstore.Migrations,
 	{Component: "projections", FS: projections.Migrations},
 	{Component: "sandbox-payouts", FS: payout.Migrations},
+	{Component: "paystack-payouts", FS: paystack.Migrations},
 }
 
 // app is a wired ledgerd: its connections and the parts that run.
@@ -132,7 +134,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		return nil, err
 	}
 	sandbox := cfg.Mode == "sandbox"
-	rail := rails.payoutRail(cfg, a.pool)
+	var rail payout.Rail
+	rail, bankRail := rails.payoutRail(cfg, a.pool, railOutcomes{a}, log, reg)
 	var sandboxBooks httpapi.SandboxPayouts
 	if sandbox {
 		s := payout.NewSandbox(a.pool, cfg.SandboxPayoutDelay)
@@ -154,7 +157,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		MaxBufferedBytes: cfg.MaxBufferedBytes},
 		httpapi.Deps{Log: log, Credentials: access, Keys: signing, Idempotency: a.idem,
 			Users: ledger, Merchants: ledger, Payments: ledger, Sandbox: sandboxBooks, Ledger: reader, Events: a.store, Documents: ledger, Ready: a.ready,
-			Unavailable: eventstore.Unavailable, Registry: reg})
+			Rails: railsReady(bankRail), Banks: rails.Banks, Unavailable: eventstore.Unavailable, Registry: reg})
 	if cfg.MetricsAddr != "" {
 		if a.metrics, err = listenMetrics(cfg.MetricsAddr, reg, log); err != nil {
 			return nil, err
@@ -162,6 +165,9 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 	a.dash = a.newDashboard(reader, ledger, access, sealer, keys.NewServerKeys(a.pool, master), httpapi.NewPresigner(signing, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.api.PaceBodies(a.dash)) // the API paces its own
+	if bankRail != nil {
+		a.handler = withRoute(a.handler, paystack.WebhookPath, a.api.PaceBodies(bankRail))
+	}
 	return a, nil
 }
 
@@ -181,6 +187,32 @@ func (a *app) ready(ctx context.Context) error {
 		return errors.New("nats is unreachable")
 	}
 	return nil
+}
+
+// railsReady reports the configured production rails for GET /readyz.
+func railsReady(bank *paystack.Rail) func(context.Context) map[string]string {
+	if bank == nil {
+		return nil
+	}
+	return func(ctx context.Context) map[string]string {
+		state := "ok"
+		if err := bank.Ready(ctx); err != nil {
+			state = err.Error()
+		}
+		return map[string]string{"paystack": state}
+	}
+}
+
+// withRoute serves path with h, everything else with next: a provider's
+// callback, authenticated by its own signature rather than the API's tokens.
+func withRoute(next http.Handler, path string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path {
+			h.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // writeTimeout bounds writing a response: from the request's headers, or

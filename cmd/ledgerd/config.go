@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/httpapi"
+	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/rails/prices"
 )
 
@@ -58,6 +61,9 @@ type config struct {
 	LNDTLSCertFile      string
 	LNDPreimageKeyFile  string
 	LNDInvoicePoll      time.Duration     // how often open deposit invoices are looked up
+	PaystackSecretKey   string            // production: Paystack's secret key, for bank payouts; or
+	PaystackKeyFile     string            // a file holding it
+	PaystackBaseURL     string            // production: Paystack's API ("" until validate: paystack.DefaultBaseURL)
 	LNMaxFeeSats        int64             // a Lightning payout's routing fee limit: the larger of this
 	LNMaxFeePPM         int64             // and these millionths of the amount
 	RateLimit           httpapi.RateLimit // per API key
@@ -212,6 +218,12 @@ var settings = []setting{
 		str(func(c *config) *string { return &c.LNDPreimageKeyFile })},
 	{"LEDGER_LND_INVOICE_POLL", "lnd-invoice-poll", "2s", "production: how often each process looks up the open deposit invoices at LND",
 		dur(func(c *config) *time.Duration { return &c.LNDInvoicePoll })},
+	{"LEDGER_PAYSTACK_SECRET_KEY", "paystack-secret-key", "", "production: Paystack secret key (sk_live_...): bank payouts in ZAR, NGN and KES through Paystack Transfers; or",
+		str(func(c *config) *string { return &c.PaystackSecretKey })},
+	{"LEDGER_PAYSTACK_SECRET_KEY_FILE", "paystack-secret-key-file", "", "production: a file holding the Paystack secret key",
+		str(func(c *config) *string { return &c.PaystackKeyFile })},
+	{"LEDGER_PAYSTACK_BASE_URL", "paystack-base-url", "", "production: Paystack's API (default " + paystack.DefaultBaseURL + ")",
+		str(func(c *config) *string { return &c.PaystackBaseURL })},
 	{"LEDGER_LN_MAX_FEE_SATS", "ln-max-fee-sats", "10", "production: a Lightning payout's routing fee limit in sats, unless LEDGER_LN_MAX_FEE_PPM of the amount is more",
 		count(func(c *config) *int64 { return &c.LNMaxFeeSats })},
 	{"LEDGER_LN_MAX_FEE_PPM", "ln-max-fee-ppm", "5000", "production: a Lightning payout's routing fee limit in millionths of the amount, when above LEDGER_LN_MAX_FEE_SATS",
@@ -362,6 +374,9 @@ func (c *config) validate() error {
 	if c.Mode == "production" && len(c.MasterKeyFiles) == 0 {
 		return fmt.Errorf("LEDGER_MASTER_KEY_FILE is required in production: a file of 32 random bytes (head -c 32 /dev/urandom), kept out of the database and its backups")
 	}
+	if err := c.validatePaystack(); err != nil {
+		return err
+	}
 	if c.LNMaxFeePPM > 1_000_000 {
 		return fmt.Errorf("LEDGER_LN_MAX_FEE_PPM must be at most 1000000 (the whole amount), not %d", c.LNMaxFeePPM)
 	}
@@ -380,4 +395,44 @@ func (c *config) validate() error {
 		return fmt.Errorf("LEDGER_LOG_LEVEL must be debug, info, warn or error")
 	}
 	return nil
+}
+
+// validatePaystack refuses a Paystack rail configured by half: a base URL
+// without a key, a key given twice, or any of it in sandbox mode (where the
+// sandbox rail pays, and a key would be ignored).
+func (c *config) validatePaystack() error {
+	set := c.PaystackSecretKey != "" || c.PaystackKeyFile != ""
+	switch {
+	case c.PaystackSecretKey != "" && c.PaystackKeyFile != "":
+		return fmt.Errorf("LEDGER_PAYSTACK_SECRET_KEY and LEDGER_PAYSTACK_SECRET_KEY_FILE are both set: give the key once")
+	case c.Mode == "sandbox" && (set || c.PaystackBaseURL != ""):
+		return fmt.Errorf("LEDGER_PAYSTACK_* configure production's bank payouts; the sandbox pays through its own rail")
+	case !set && c.PaystackBaseURL != "":
+		return fmt.Errorf("LEDGER_PAYSTACK_BASE_URL is set without LEDGER_PAYSTACK_SECRET_KEY (or _FILE): the Paystack rail is half configured")
+	case set && c.PaystackBaseURL == "":
+		c.PaystackBaseURL = paystack.DefaultBaseURL
+	}
+	if c.PaystackBaseURL != "" {
+		if u, err := url.Parse(c.PaystackBaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("LEDGER_PAYSTACK_BASE_URL must be an http(s) URL, not %q", c.PaystackBaseURL)
+		}
+	}
+	return nil
+}
+
+// paystackKey is the Paystack secret key, read from its file if given
+// there; "" when the rail is not configured.
+func (c *config) paystackKey() (string, error) {
+	if c.PaystackKeyFile == "" {
+		return c.PaystackSecretKey, nil
+	}
+	b, err := os.ReadFile(c.PaystackKeyFile)
+	if err != nil {
+		return "", fmt.Errorf("LEDGER_PAYSTACK_SECRET_KEY_FILE: %w", err)
+	}
+	key := strings.TrimSpace(string(b))
+	if key == "" {
+		return "", fmt.Errorf("LEDGER_PAYSTACK_SECRET_KEY_FILE: %s is empty", c.PaystackKeyFile)
+	}
+	return key, nil
 }

@@ -351,10 +351,10 @@ func TestProductionModeRules(t *testing.T) {
 		r := p.s.call(t, http.MethodPost, "/payments", p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r","webhookUrl":%q}`, p.za, hook))
 		mustFieldError(t, mustProblem(t, r, http.StatusBadRequest, "validation_failed"), "webhookUrl")
 	}
-	// Production's price feed is out of reach here (and no Lightning node is
-	// configured): 503, nothing created.
+	// No bank payout rail is configured (nor a Lightning node, and the
+	// price feed is out of reach here): 503, nothing created.
 	r := p.s.call(t, http.MethodPost, "/payments", p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r"}`, p.za))
-	mustProblem(t, r, http.StatusServiceUnavailable, "")
+	mustProblem(t, r, http.StatusServiceUnavailable, "rail_unavailable")
 	id := "01936f41-2b3c-7d4e-8f5a-6b7c8d9e0f1a"
 	mustProblem(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusNotFound, "not_found")
 	mustProblem(t, p.s.call(t, http.MethodGet, "/sandbox/payouts?paymentId="+id, p.tok, ""), http.StatusNotFound, "not_found")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
+	"github.com/ledger/ledger/workers/rails/paystack/paystacktest"
 )
 
 // productionLightning is production ledgerd's settings against a fake LND
@@ -40,13 +41,14 @@ func productionLightning(t *testing.T, node *lndtest.Node) map[string]string {
 
 // TestProductionLightningDeposits: in production mode two ledgerd processes
 // watch LND; a paid invoice moves its payment to deposited once, and the
-// lifecycle goes on to transferring (a South African bank payout, which has
-// no production rail, so it waits there). An invoice paid while no process
-// runs is found by the next process to start.
+// lifecycle goes on to transferring (a South African bank payout, which
+// Paystack keeps pending here, so it waits there). An invoice paid while no
+// process runs is found by the next process to start.
 func TestProductionLightningDeposits(t *testing.T) {
 	t.Parallel()
 	node := lndtest.NewNode(t)
 	env := productionLightning(t, node)
+	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, paystacktest.NewServer(t, paystackTestKey).URL()
 	p := newPaymentSetup(t, env)
 	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
 		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix

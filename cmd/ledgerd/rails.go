@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/httpapi"
@@ -20,20 +22,24 @@ import (
 	"github.com/ledger/ledger/workers/rails/ethereum"
 	"github.com/ledger/ledger/workers/rails/lightning"
 	"github.com/ledger/ledger/workers/rails/payout"
+	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/rails/prices"
 	"github.com/ledger/ledger/workers/usecase"
 	"github.com/ledger/ledger/workers/webhooks"
 )
 
 // rails are the rail adapters: sandbox ones in sandbox mode; in
-// production the CoinGecko price feed and, when LEDGER_LND_URL is set, an
-// LND node for deposit invoices, their settlement and Lightning payouts.
-// USDT custody has no production adapter: those payments answer 503
-// rail_unavailable in production.
+// production the CoinGecko price feed, when LEDGER_LND_URL is set an LND
+// node for deposit invoices, their settlement and Lightning payouts, and
+// with a Paystack secret key bank payouts through Paystack. USDT custody
+// has no production adapter: those payments answer 503 rail_unavailable in
+// production, as bank payouts do without Paystack.
 type rails struct {
 	usecase.Rails
 	lnd      *lightning.LND   // production with LEDGER_LND_URL; nil otherwise
 	invoices workers.Invoices // lnd, which the workers ask whether deposit invoices settled; none in sandbox (deposits come through its API)
+	paystack *paystack.Client // production with a Paystack key; nil otherwise
+	banks    *paystack.BankList
 }
 
 // usdtSandboxSeed derives the sandbox's per-payment USDT addresses. It is
@@ -64,6 +70,17 @@ func newRails(cfg config) (*rails, error) {
 			}
 			r.Node, r.lnd, r.invoices = node, node, node
 		}
+		key, err := cfg.paystackKey()
+		if err != nil {
+			return nil, err
+		}
+		if key == "" {
+			r.NoPayout = map[string]bool{domain.PayoutBank: true}
+		} else {
+			r.paystack = paystack.NewClient(cfg.PaystackBaseURL, key, &http.Client{Timeout: paystackTimeout})
+			r.banks = paystack.NewBankList(r.paystack)
+			r.Banks = providerBanks(r.banks)
+		}
 		return r, nil
 	}
 	table, err := prices.ParseTable(cfg.SandboxPrices)
@@ -80,14 +97,26 @@ func newRails(cfg config) (*rails, error) {
 	return r, nil
 }
 
+// paystackTimeout bounds one call to Paystack; a payout whose call times
+// out is verified by reference on its next attempt.
+const paystackTimeout = 30 * time.Second
+
 // payoutRail is production's payout rail: Lightning recipients are paid
-// through LND when it is configured. Bank and mobile-money payouts have no
-// production adapter, nor does Lightning without LND: those payouts answer
-// payout.ErrNoRail and wait (retried, then parked as dead letters) instead
-// of pretending.
-func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool) payout.Rail {
+// through LND when it is configured, bank accounts through Paystack when
+// it is (the second result, whose webhook route and readiness ledgerd
+// serves; nil otherwise). Mobile-money payouts have no production adapter,
+// nor does Lightning without LND: those payouts answer payout.ErrNoRail and
+// wait (retried, then parked as dead letters) instead of pretending.
+func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool, outcomes paystack.Outcomes, log *slog.Logger,
+	reg prometheus.Registerer) (payout.ByRail, *paystack.Rail) {
+	byRail := payout.ByRail{}
+	var bank *paystack.Rail
+	if r.paystack != nil {
+		bank = paystack.NewRail(pool, r.paystack, r.banks, outcomes, log, reg)
+		byRail[domain.PayoutBank] = bank
+	}
 	if r.lnd == nil {
-		return payout.ByRail{}
+		return byRail, bank
 	}
 	// Recipients' LNURLs are user input: only public addresses are reached,
 	// checked at connect time as webhooks are.
@@ -95,7 +124,40 @@ func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool) payout.Rail {
 	lnurl := &lightning.LNURLPay{Client: &http.Client{Transport: &http.Transport{
 		Proxy: nil, DialContext: dialer.DialContext, ForceAttemptHTTP2: true}}}
 	fees := payout.FeeLimit{Sats: cfg.LNMaxFeeSats, PPM: cfg.LNMaxFeePPM}
-	return payout.ByRail{domain.PayoutLightning: payout.NewLightning(pool, lnurl, r.lnd, fees)}
+	byRail[domain.PayoutLightning] = payout.NewLightning(pool, lnurl, r.lnd, fees)
+	return byRail, bank
+}
+
+// bankCurrencies are the currencies bank merchants are paid in, by country.
+var bankCurrencies = map[string]string{domain.CountrySouthAfrica: "ZAR", domain.CountryKenya: "KES", domain.CountryNigeria: "NGN"}
+
+// providerBanks lists a country's banks from the payout provider: the
+// banks a merchant may name in production, since only those can be paid.
+func providerBanks(list *paystack.BankList) func(context.Context, string) ([]domain.Bank, error) {
+	return func(ctx context.Context, country string) ([]domain.Bank, error) {
+		banks, err := list.Banks(ctx, bankCurrencies[country])
+		if err != nil {
+			return nil, err
+		}
+		out := make([]domain.Bank, 0, len(banks))
+		for _, b := range banks {
+			out = append(out, domain.Bank{Name: b.Name, Code: b.Code})
+		}
+		return out, nil
+	}
+}
+
+// railOutcomes hands what a payout rail learns outside its calls (a
+// provider's webhook) to the workers, which a.workers holds once built:
+// before anything is served.
+type railOutcomes struct{ a *app }
+
+func (o railOutcomes) PayoutSettled(ctx context.Context, tenantID, paymentID uuid.UUID) error {
+	return o.a.workers.PayoutSettled(ctx, tenantID, paymentID)
+}
+
+func (o railOutcomes) PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, transferCode, reason string) error {
+	return o.a.workers.PayoutReversed(ctx, tenantID, paymentID, transferCode, reason)
 }
 
 // sandboxPayouts shows the sandbox rail's books to httpapi.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -52,6 +53,11 @@ func (l *Ledger) CreatePayment(ctx context.Context, tenantID, payerID uuid.UUID,
 	plan, err := domain.PlanPayment(order, merchant, payer, l.cfg.Validity, now, l.cfg.Location)
 	if err != nil {
 		return domain.PaymentSnapshot{}, err
+	}
+	if l.rails.NoPayout[plan.Merchant.PayoutMethod] {
+		return domain.PaymentSnapshot{}, &domain.Error{Kind: domain.Unavailable, Code: "rail_unavailable",
+			Message: "payouts to this merchant's " + strings.ToLower(plan.Merchant.PayoutMethod) + " rail are not available right now; retry shortly",
+			Err:     errNoAdapter}
 	}
 	// Checked as given (ValidatePaymentRequest), stored sealed: the event
 	// and the read model keep a form only the webhook sender opens.

@@ -42,6 +42,13 @@ type Rails struct {
 	Node        lightning.Node // deposit invoices; the same payment id always gets the same payment hash
 	Deposits    ethereum.Deposits
 	Collections map[string]domain.CollectionAccount // our accounts bank transfers pay into, by currency
+	// NoPayout names the payout methods (domain.PayoutBank, ...) no rail
+	// pays in this mode: their payments are refused before any money can
+	// arrive, instead of being funded and then stuck at their payout.
+	NoPayout map[string]bool
+	// Banks lists the banks a bank merchant of country may name: in
+	// production the payout provider's list; nil for the built-in one.
+	Banks func(ctx context.Context, country string) ([]domain.Bank, error)
 }
 
 // Ledger runs the use cases on the event store, deciding on the read

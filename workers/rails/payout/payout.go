@@ -25,10 +25,12 @@ var Migrations embed.FS
 // Request is one payout.
 type Request struct {
 	PaymentID      uuid.UUID
-	IdempotencyKey string // the same key is never paid twice
-	Rail           string // BANK, MOMO or LIGHTNING
+	TenantID       uuid.UUID // whose payment: a rail that learns outcomes later reports them by tenant and payment
+	IdempotencyKey string    // the same key is never paid twice
+	Rail           string    // BANK, MOMO or LIGHTNING
 	Amount         decimal.Decimal
 	Currency       string // ZAR, KES, NGN, or BTC (Amount in sats)
+	Name           string // the recipient's name, as the merchant gave it
 	BankName       string
 	AccountNumber  string
 	PhoneNumber    string
@@ -51,3 +53,10 @@ type Rail interface {
 
 // ErrNoRail is returned by a rail that is not configured.
 var ErrNoRail = errors.New("no payout rail is configured for this destination")
+
+// ErrPending is returned by a rail whose provider has the payout and has
+// not ended it (a bank transfer can take hours). It is not a failure: the
+// payment stays transferring, the rail reports the outcome when the
+// provider tells it (a webhook), and the stalled-payment sweep's calls
+// ask the provider in case it never does.
+var ErrPending = errors.New("the payout is pending at the provider")
