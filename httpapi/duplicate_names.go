@@ -42,7 +42,9 @@ func uniqueNames(body []byte) error {
 // fields: dotted, with array indices in brackets ("businessPersons[1].types").
 func memberPath(body []byte, ptr jsontext.Pointer) string {
 	var doc any
-	_ = json.Unmarshal(body, &doc) // what of it decodes: enough to tell arrays from objects
+	// The first value only, as uniqueNames reads it: enough to tell arrays
+	// from objects even when something follows it.
+	_ = json.NewDecoder(bytes.NewReader(body)).Decode(&doc)
 	path := ""
 	for tok := range ptr.Tokens() {
 		switch d := doc.(type) {
