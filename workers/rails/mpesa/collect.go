@@ -18,15 +18,14 @@ type push struct {
 	amount                   int64
 	posted                   bool
 	paidAt                   *time.Time
-	createdAt                time.Time
 }
 
-const pushColumns = `payment_id, tenant_id, token, phone, checkout_id, status, receipt, reason, amount, posted, paid_at, created_at`
+const pushColumns = `payment_id, tenant_id, token, phone, checkout_id, status, receipt, reason, amount, posted, paid_at`
 
 func scanPush(row pgx.Row) (push, error) {
 	var p push
 	err := row.Scan(&p.paymentID, &p.tenantID, &p.token, &p.phone, &p.checkoutID, &p.status, &p.receipt, &p.reason,
-		&p.amount, &p.posted, &p.paidAt, &p.createdAt)
+		&p.amount, &p.posted, &p.paidAt)
 	return p, err
 }
 
@@ -37,11 +36,11 @@ func scanPush(row pgx.Row) (push, error) {
 // of which only one commits.
 //
 // Exactly once: the row is stored first, and the one call whose claim
-// (posted) succeeds sends the prompt. Later calls send nothing; once the
-// prompt is older than QueryAfter with no callback, they ask Daraja how it
-// ended (STK Push Query). A prompt whose answer was lost (a timeout, a
+// (posted) succeeds sends the prompt; later calls, here or in another
+// process, send nothing. A prompt whose answer was lost (a timeout, a
 // 5xx) is not sent again, which could prompt the payer twice: its
-// callback, whose URL holds the token, is still taken.
+// callback, whose URL holds the token, is still taken, and the expiry
+// worker's Settle asks about any prompt whose callback never came.
 func (p *Rail) Prompt(ctx context.Context, tenantID, paymentID uuid.UUID, phone string, amount int64) error {
 	if amount <= 0 || phone == "" {
 		return fmt.Errorf("mpesa prompt %s: nothing to prompt (amount %d, phone %q)", paymentID, amount, phone)
@@ -54,9 +53,7 @@ func (p *Rail) Prompt(ctx context.Context, tenantID, paymentID uuid.UUID, phone 
 	row, err := scanPush(p.pool.QueryRow(ctx, `UPDATE mpesa_pushes SET posted = true, updated_at = now()
 		WHERE payment_id = $1 AND NOT posted RETURNING `+pushColumns, paymentID))
 	if errors.Is(err, pgx.ErrNoRows) {
-		// Sent before (here or by another process): ask, do not prompt again.
-		_, err = p.Settle(ctx, paymentID)
-		return err
+		return nil // prompted before, here or by another process
 	}
 	if err != nil {
 		return fmt.Errorf("mpesa prompt %s: claim: %w", paymentID, err)
@@ -90,9 +87,9 @@ func accountReference(id uuid.UUID) string {
 
 // Settle says whether a payment's prompt may still bring money in (open):
 // it was paid (the deposit is recorded again, which is safe), or Daraja
-// still processes it. A pending prompt older than QueryAfter is queried.
-// The expiry worker asks before it expires a momo payment, so a prompt
-// paid whose callback never came still funds its payment.
+// still processes it; a pending one is asked about (STK Push Query). The
+// expiry worker asks before it expires a momo payment, so a prompt paid
+// whose callback never came still funds its payment.
 func (p *Rail) Settle(ctx context.Context, paymentID uuid.UUID) (open bool, err error) {
 	row, err := scanPush(p.pool.QueryRow(ctx, `SELECT `+pushColumns+` FROM mpesa_pushes WHERE payment_id = $1`, paymentID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -109,8 +106,6 @@ func (p *Rail) Settle(ctx context.Context, paymentID uuid.UUID) (open bool, err 
 	case row.checkoutID == "":
 		// Its answer was lost: only its callback can tell.
 		return false, nil
-	case p.now().Sub(row.createdAt) < p.cfg.QueryAfter:
-		return true, nil
 	}
 	q, err := p.client.Query(ctx, p.cfg.ShortCode, p.cfg.PassKey, row.checkoutID)
 	if errors.Is(err, errProcessing) {

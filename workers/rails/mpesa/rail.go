@@ -31,10 +31,6 @@ type Config struct {
 	Initiator          string // the API initiator's user name
 	SecurityCredential string // the initiator's password encrypted with Safaricom's certificate (SecurityCredential)
 	CallbackURL        string // our public base URL, where Daraja reaches CallbackPrefix
-	// QueryAfter is how long a prompt may go without a callback before a
-	// call asks Daraja how it ended (STK Push Query); 60 s when zero, about
-	// as long as the phone shows it.
-	QueryAfter time.Duration
 }
 
 // CallbackPrefix is where Daraja's callbacks arrive: stk/, b2c/, status/
@@ -78,9 +74,6 @@ type metrics struct {
 // NewRail returns the M-Pesa rail over pool, registering its metrics with reg.
 func NewRail(pool *pgxpool.Pool, client *Client, cfg Config, deposits Deposits, outcomes Outcomes, log *slog.Logger,
 	reg prometheus.Registerer) *Rail {
-	if cfg.QueryAfter <= 0 {
-		cfg.QueryAfter = time.Minute
-	}
 	cfg.CallbackURL = strings.TrimRight(cfg.CallbackURL, "/")
 	m := metrics{
 		callbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ledger_mpesa_callbacks_total",
