@@ -1,0 +1,210 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
+	"github.com/ledger/ledger/workers/rails/mpesa"
+	"github.com/ledger/ledger/workers/rails/mpesa/mpesatest"
+	"github.com/ledger/ledger/workers/rails/paystack/paystacktest"
+)
+
+var mpesaCreds = mpesatest.Credentials{ConsumerKey: "ck_ledgerd", ConsumerSecret: "cs_ledgerd", ShortCode: "174379",
+	PassKey: "bfb279f9aa9bdbcf158e97dd71a467cd", B2CShortCode: "600997", Initiator: "ledgerapi", InitiatorPassword: "Safaricom999!"}
+
+// mpesaEnv is the LEDGER_MPESA_* settings of fake, secrets in files.
+func mpesaEnv(t *testing.T, fake *mpesatest.Server) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	file := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	return map[string]string{"LEDGER_MPESA_CONSUMER_KEY": mpesaCreds.ConsumerKey,
+		"LEDGER_MPESA_CONSUMER_SECRET_FILE": file("secret", []byte(mpesaCreds.ConsumerSecret+"\n")),
+		"LEDGER_MPESA_SHORTCODE":            mpesaCreds.ShortCode, "LEDGER_MPESA_PASSKEY_FILE": file("passkey", []byte(mpesaCreds.PassKey)),
+		"LEDGER_MPESA_B2C_SHORTCODE": mpesaCreds.B2CShortCode, "LEDGER_MPESA_INITIATOR": mpesaCreds.Initiator,
+		"LEDGER_MPESA_INITIATOR_PASSWORD_FILE": file("initiator", []byte(mpesaCreds.InitiatorPassword)),
+		"LEDGER_MPESA_CERT_FILE":               file("cert.pem", fake.Cert()), "LEDGER_MPESA_BASE_URL": fake.URL()}
+}
+
+// forwardedURL is a stand-in for ledgerd's public address, known before the
+// process listens: it forwards to the server set later.
+func forwardedURL(t *testing.T) (string, func(target string)) {
+	t.Helper()
+	var to atomic.Pointer[httputil.ReverseProxy]
+	front := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := to.Load(); p != nil {
+			p.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "not yet", http.StatusServiceUnavailable)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = front.Serve(ln) }()
+	t.Cleanup(func() { _ = front.Close() })
+	return "http://" + ln.Addr().String(), func(target string) {
+		u, err := url.Parse(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to.Store(httputil.NewSingleHostReverseProxy(u))
+	}
+}
+
+// TestProductionMPesaPushToB2C: production ledgerd takes a Kenyan momo
+// payment by an STK prompt to the payer's default momo number, sent once
+// by the workers after payment.created committed; the payer's approval
+// (its callback) moves it to deposited, and the payout to a momo merchant
+// goes by B2C, whose result moves it to success. A callback with a forged
+// token is refused and logged.
+func TestProductionMPesaPushToB2C(t *testing.T) {
+	t.Parallel()
+	node := lndtest.NewNode(t)
+	fake := mpesatest.NewServer(t, mpesaCreds)
+	env := productionLightning(t, node)
+	for k, v := range mpesaEnv(t, fake) {
+		env[k] = v
+	}
+	public, forward := forwardedURL(t)
+	env["LEDGER_PUBLIC_URL"] = public
+	p := newPaymentSetup(t, env)
+	forward(p.s.URL)
+
+	var ready struct{ Rails map[string]string }
+	mustDecode(t, mustOK(t, p.s.get(t, "/readyz")), &ready)
+	if ready.Rails["mpesa"] != "ok" {
+		t.Errorf("GET /readyz: got rails %v, want mpesa ok", ready.Rails)
+	}
+	got := p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo))
+	id := got["id"].(string)
+	var due struct{ Amount int64 }
+	jsonMember(t, got, "depositBankDetails", &due)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(fake.Prompts()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no prompt was sent")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	prompt := fake.Prompts()[0]
+	if prompt.Amount != due.Amount || prompt.Phone != "254712345678" || !strings.HasPrefix(prompt.CallbackURL, public+mpesa.CallbackPrefix+"stk/") {
+		t.Fatalf("got prompt %+v, want KES %d to the payer's default number at our callback URL", prompt, due.Amount)
+	}
+
+	forged := prompt
+	forged.State, forged.Receipt = "paid", "SKLFORGED"
+	r, err := http.Post(public+mpesa.CallbackPrefix+"stk/"+strings.Repeat("f", 32), "application/json",
+		strings.NewReader(string(mpesatest.STKCallback(forged, time.Now()))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	if r.StatusCode != http.StatusNotFound || !strings.Contains(p.s.logs.String(), "mpesa callback: unknown token") {
+		t.Errorf("forged callback: got %d, want 404 and a log line", r.StatusCode)
+	}
+
+	fake.CallbacksTwice(true)
+	fake.Approve(prompt.CheckoutID)
+	got = p.waitFor(t, id, 20*time.Second, statusIs("success"))
+	if s := statuses(got); !slices.Equal(s, []string{"created", "deposited", "transferring", "success"}) {
+		t.Errorf("statusLogs: got %v", s)
+	}
+	if got["amountDeposited"] != float64(due.Amount) {
+		t.Errorf("amountDeposited: got %v, want %d", got["amountDeposited"], due.Amount)
+	}
+	payments := fake.Payments()
+	pay, ok := payments[id]
+	if !ok || len(payments) != 1 || pay.Requests != 1 || pay.Phone != "254722000111" || len(fake.Prompts()) != 1 {
+		t.Fatalf("got B2C payments %+v and %d prompts, want one of each, the payout under the payment id", payments, len(fake.Prompts()))
+	}
+	if types := eventTypes(t, p, id); len(types) != 4 {
+		t.Errorf("events: got %v, want the deposit and the payout once", types)
+	}
+}
+
+// TestProductionMomoWithoutMPesa: in production with no M-Pesa settings
+// (and Paystack for bank payouts), a payout to a momo merchant and a
+// Kenyan momo prompt to pay a bank merchant are refused before anything
+// is created.
+func TestProductionMomoWithoutMPesa(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, map[string]string{"LEDGER_MODE": "production", "LEDGER_PAYSTACK_SECRET_KEY": paystackTestKey,
+		"LEDGER_PAYSTACK_BASE_URL": paystacktest.NewServer(t, paystackTestKey).URL()})
+	before := p.s.countEvents(t)
+	for _, body := range []string{fmt.Sprintf(`{"merchantId":%q,"amount":5000,"reference":"r"}`, p.keMomo),
+		fmt.Sprintf(`{"merchantId":%q,"amount":5000,"reference":"r","fromCountry":"Kenya"}`, p.keBank)} {
+		r := p.s.call(t, http.MethodPost, "/payments", p.utok, body)
+		if pr := mustProblem(t, r, http.StatusServiceUnavailable, "rail_unavailable"); !strings.Contains(pr.Detail, "momo") {
+			t.Errorf("detail: got %q", pr.Detail)
+		}
+	}
+	if after := p.s.countEvents(t); after != before {
+		t.Errorf("events: got %d more, want none", after-before)
+	}
+}
+
+// TestMPesaConfiguration: ledgerd refuses to start with the M-Pesa rail
+// half configured.
+func TestMPesaConfiguration(t *testing.T) {
+	t.Parallel()
+	fake := mpesatest.NewServer(t, mpesaCreds)
+	full := mpesaEnv(t, fake)
+	load := func(env map[string]string) (config, error) {
+		env["LEDGER_MASTER_KEY_FILE"] = masterKey
+		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	}
+	with := func(changes map[string]string) map[string]string {
+		env := map[string]string{"LEDGER_MODE": "production"}
+		for k, v := range full {
+			env[k] = v
+		}
+		for k, v := range changes {
+			if v == "" {
+				delete(env, k)
+			} else {
+				env[k] = v
+			}
+		}
+		return env
+	}
+	for name, env := range map[string]map[string]string{
+		"no passkey":     with(map[string]string{"LEDGER_MPESA_PASSKEY_FILE": ""}),
+		"no certificate": with(map[string]string{"LEDGER_MPESA_CERT_FILE": ""}),
+		"secret twice":   with(map[string]string{"LEDGER_MPESA_CONSUMER_SECRET": "cs"}),
+		"base URL alone": {"LEDGER_MODE": "production", "LEDGER_MPESA_BASE_URL": "https://api.safaricom.co.ke"},
+		"in sandbox":     with(map[string]string{"LEDGER_MODE": "sandbox"}),
+		"bad URL":        with(map[string]string{"LEDGER_MPESA_BASE_URL": "api.safaricom.co.ke"}),
+	} {
+		if _, err := load(env); err == nil || !strings.Contains(err.Error(), "MPESA") && !strings.Contains(err.Error(), "M-Pesa") {
+			t.Errorf("%s: got %v, want an M-Pesa setting error", name, err)
+		}
+	}
+	cfg, err := load(with(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, rail, err := newMPesa(cfg)
+	if err != nil || client == nil || rail.PassKey != mpesaCreds.PassKey || rail.SecurityCredential == "" {
+		t.Fatalf("got %v, %+v, %v; want the rail built from the files", client, rail, err)
+	}
+}
