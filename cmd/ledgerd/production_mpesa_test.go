@@ -208,3 +208,46 @@ func TestMPesaConfiguration(t *testing.T) {
 		t.Fatalf("got %v, %+v, %v; want the rail built from the files", client, rail, err)
 	}
 }
+
+// TestProductionMPesaQueryAtExpiry: two ledgerd processes poll the open
+// momo payments, and each payment is prompted once. A prompt paid whose
+// callback never comes is found by STK Push Query when the payment's
+// validity ends, and the payment is deposited rather than expired; a
+// prompt the payer cancelled lets its payment expire.
+func TestProductionMPesaQueryAtExpiry(t *testing.T) {
+	t.Parallel()
+	node := lndtest.NewNode(t)
+	fake := mpesatest.NewServer(t, mpesaCreds)
+	env := productionLightning(t, node)
+	for k, v := range mpesaEnv(t, fake) {
+		env[k] = v
+	}
+	public, forward := forwardedURL(t)
+	env["LEDGER_PUBLIC_URL"], env["LEDGER_VALIDITY"] = public, "momo=3s"
+	p := newPaymentSetup(t, env)
+	forward(p.s.URL)
+	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
+		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	startServer(t, env)
+
+	body := fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo)
+	paid, cancelled := p.pay(t, p.utok, body)["id"].(string), p.pay(t, p.utok, body)["id"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(fake.Prompts()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d prompts, want 2", len(fake.Prompts()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	prompts := fake.Prompts()
+	fake.ApproveWithoutCallback(prompts[0].CheckoutID)
+	fake.Cancel(prompts[1].CheckoutID)
+	got := p.waitFor(t, paid, 20*time.Second, statusIs("success"))
+	if s := statuses(got); !slices.Equal(s, []string{"created", "deposited", "transferring", "success"}) {
+		t.Errorf("statusLogs: got %v", s)
+	}
+	p.waitFor(t, cancelled, 10*time.Second, statusIs("expired"))
+	if n := len(fake.Prompts()); n != 2 {
+		t.Errorf("got %d prompts from two processes, want one per payment", n)
+	}
+}

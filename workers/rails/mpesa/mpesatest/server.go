@@ -341,11 +341,21 @@ func (s *Server) stkPush(w http.ResponseWriter, body map[string]any) bool {
 // Approve makes the payer of the prompt checkoutID pay it, and sends its
 // callback (unless callbacks are dropped).
 func (s *Server) Approve(checkoutID string) {
+	s.send(s.approve(checkoutID))
+}
+
+// ApproveWithoutCallback makes the payer pay the prompt, whose callback
+// never comes: only STK Push Query tells.
+func (s *Server) ApproveWithoutCallback(checkoutID string) {
+	s.approve(checkoutID)
+}
+
+func (s *Server) approve(checkoutID string) (string, []byte) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	p := s.prompt(checkoutID)
 	p.State, p.Receipt = "paid", s.next("SKL")
-	s.mu.Unlock()
-	s.send(p.CallbackURL, STKCallback(*p, time.Now()))
+	return p.CallbackURL, STKCallback(*p, time.Now())
 }
 
 // Cancel makes the payer cancel the prompt (ResultCode 1032).
