@@ -202,9 +202,10 @@ const statusCompleted = "Completed"
 // statusResult takes a Transaction Status result: Completed for the amount
 // asked is a payout made; a transaction M-Pesa reports in any other final
 // state (Failed, Cancelled, Expired) is one not made. A query M-Pesa could
-// not answer (no transaction with that id) records nothing: the payout
-// stays pending and an operator is alerted, since paying again might pay
-// twice.
+// not answer (no transaction with that id) records nothing: paying again
+// might pay twice. For a payout M-Pesa never acknowledged (its answer was
+// lost or was a 5xx) that is the operator's case; an acknowledged one is
+// asked about again by the next call.
 func (p *Rail) statusResult(ctx context.Context, token string, body []byte) error {
 	row, err := p.payoutByToken(ctx, token)
 	if err != nil {
@@ -219,10 +220,14 @@ func (p *Rail) statusResult(ctx context.Context, token string, body []byte) erro
 		return errMismatch
 	}
 	if res.ResultCode != 0 {
-		if row.status == "pending" {
+		switch {
+		case row.status == "pending" && row.conversationID == "":
 			p.metrics.alerts.WithLabelValues("lost").Inc()
-			p.log.Error("mpesa status result: M-Pesa does not know a payout asked for; an operator must check it before it is paid again",
+			p.log.Error("mpesa status result: M-Pesa does not know a payout whose request got no answer; an operator must check it before it is paid again",
 				"payment", row.paymentID, "originator", row.originatorID, "code", res.ResultCode, "desc", res.ResultDesc)
+		case row.status == "pending":
+			p.log.Warn("mpesa status result: M-Pesa does not report an acknowledged payout yet; asked again on the next call",
+				"payment", row.paymentID, "originator", row.originatorID, "code", res.ResultCode)
 		}
 		return nil
 	}

@@ -247,7 +247,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 
 // authed checks the bearer token, decodes the JSON body into a map and
 // applies the path's fault.
-func (s *Server) authed(h func(w http.ResponseWriter, body map[string]any) bool) http.HandlerFunc {
+func (s *Server) authed(h func(w http.ResponseWriter, body map[string]any)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		ok := s.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
@@ -318,15 +318,15 @@ func (s *Server) password(w http.ResponseWriter, body map[string]any) bool {
 	return true
 }
 
-func (s *Server) stkPush(w http.ResponseWriter, body map[string]any) bool {
+func (s *Server) stkPush(w http.ResponseWriter, body map[string]any) {
 	if !s.password(w, body) {
-		return false
+		return
 	}
 	amount, ok := whole(body)
 	phone := str(body, "PhoneNumber")
 	if !ok || len(phone) != 12 || !strings.HasPrefix(phone, "254") || str(body, "CallBackURL") == "" {
 		apiError(w, http.StatusBadRequest, "400.002.02", "Bad Request - Invalid Amount, PhoneNumber or CallBackURL")
-		return false
+		return
 	}
 	s.mu.Lock()
 	p := &Prompt{CheckoutID: s.next("ws_CO_"), MerchantID: s.next("29115-"), Amount: amount, Phone: phone,
@@ -335,7 +335,6 @@ func (s *Server) stkPush(w http.ResponseWriter, body map[string]any) bool {
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]string{"MerchantRequestID": p.MerchantID, "CheckoutRequestID": p.CheckoutID,
 		"ResponseCode": "0", "ResponseDescription": "Success. Request accepted for processing", "CustomerMessage": "Success. Request accepted for processing"})
-	return true
 }
 
 // Approve makes the payer of the prompt checkoutID pay it, and sends its
@@ -396,9 +395,9 @@ func STKCallback(p Prompt, at time.Time) []byte {
 	return b
 }
 
-func (s *Server) stkQuery(w http.ResponseWriter, body map[string]any) bool {
+func (s *Server) stkQuery(w http.ResponseWriter, body map[string]any) {
 	if !s.password(w, body) {
-		return false
+		return
 	}
 	s.mu.Lock()
 	var p *Prompt
@@ -411,10 +410,10 @@ func (s *Server) stkQuery(w http.ResponseWriter, body map[string]any) bool {
 	switch {
 	case p == nil:
 		apiError(w, http.StatusBadRequest, "400.002.02", "Bad Request - Invalid CheckoutRequestID")
-		return false
+		return
 	case p.State == "processing":
 		apiError(w, http.StatusInternalServerError, "500.001.1001", "The transaction is being processed")
-		return false
+		return
 	}
 	a := map[string]string{"ResponseCode": "0", "ResponseDescription": "The service request has been accepted successsfully",
 		"MerchantRequestID": p.MerchantID, "CheckoutRequestID": p.CheckoutID, "ResultCode": "0",
@@ -423,7 +422,6 @@ func (s *Server) stkQuery(w http.ResponseWriter, body map[string]any) bool {
 		a["ResultCode"], a["ResultDesc"] = "1032", "Request cancelled by user"
 	}
 	writeJSON(w, http.StatusOK, a)
-	return true
 }
 
 // initiator checks the initiator name and decrypts the SecurityCredential
@@ -441,15 +439,15 @@ func (s *Server) initiator(w http.ResponseWriter, name, credential string) bool 
 	return true
 }
 
-func (s *Server) b2c(w http.ResponseWriter, body map[string]any) bool {
+func (s *Server) b2c(w http.ResponseWriter, body map[string]any) {
 	if !s.initiator(w, str(body, "InitiatorName"), str(body, "SecurityCredential")) {
-		return false
+		return
 	}
 	amount, ok := whole(body)
 	id := str(body, "OriginatorConversationID")
 	if !ok || id == "" || str(body, "PartyA") != s.creds.B2CShortCode || str(body, "ResultURL") == "" {
 		apiError(w, http.StatusBadRequest, "400.002.02", "Bad Request - Invalid Amount, PartyA, OriginatorConversationID or ResultURL")
-		return false
+		return
 	}
 	s.mu.Lock()
 	p, seen := s.payments[id]
@@ -466,7 +464,6 @@ func (s *Server) b2c(w http.ResponseWriter, body map[string]any) bool {
 	if !seen {
 		s.send(pay.ResultURL, B2CResult(pay, 0))
 	}
-	return true
 }
 
 // B2CResult is the ResultURL body of payment p with resultCode (0: paid).
@@ -487,13 +484,13 @@ func B2CResult(p Payment, resultCode int) []byte {
 	return b
 }
 
-func (s *Server) status(w http.ResponseWriter, body map[string]any) bool {
+func (s *Server) status(w http.ResponseWriter, body map[string]any) {
 	if !s.initiator(w, str(body, "Initiator"), str(body, "SecurityCredential")) {
-		return false
+		return
 	}
 	if str(body, "CommandID") != "TransactionStatusQuery" || str(body, "ResultURL") == "" {
 		apiError(w, http.StatusBadRequest, "400.002.02", "Bad Request - Invalid CommandID or ResultURL")
-		return false
+		return
 	}
 	id, receipt := str(body, "OriginalConversationID"), str(body, "TransactionID")
 	s.mu.Lock()
@@ -521,7 +518,6 @@ func (s *Server) status(w http.ResponseWriter, body map[string]any) bool {
 	}
 	b, _ := json.Marshal(map[string]any{"Result": res})
 	s.send(str(body, "ResultURL"), b)
-	return true
 }
 
 // send POSTs a callback in the background, as Daraja does after it
