@@ -116,11 +116,6 @@ func (p *Rail) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	kind, token, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, CallbackPrefix), "/")
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallback))
-	if err != nil {
-		p.answer(w, kind, "unreadable", http.StatusBadRequest)
-		return
-	}
 	var handle func(context.Context, string, []byte) error
 	switch kind {
 	case "stk":
@@ -133,6 +128,11 @@ func (p *Rail) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		handle = p.queueTimeout
 	default:
 		http.NotFound(w, r)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallback))
+	if err != nil {
+		p.answer(w, kind, "unreadable", http.StatusBadRequest)
 		return
 	}
 	err = handle(r.Context(), token, body)
