@@ -251,3 +251,60 @@ func TestProductionMPesaQueryAtExpiry(t *testing.T) {
 		t.Errorf("got %d prompts from two processes, want one per payment", n)
 	}
 }
+
+// TestProductionMPesaRecoveryAfterRestart: ledgerd asks M-Pesa for a B2C
+// payout, which M-Pesa makes, and stops before its result comes (the
+// result is lost). The next process's stalled-payment sweep asks for the
+// payout's Transaction Status instead of paying again, and its result
+// records the success: one B2C request, one payment.
+func TestProductionMPesaRecoveryAfterRestart(t *testing.T) {
+	t.Parallel()
+	node := lndtest.NewNode(t)
+	fake := mpesatest.NewServer(t, mpesaCreds)
+	fake.DropCallbacks(true)
+	env := productionLightning(t, node)
+	for k, v := range mpesaEnv(t, fake) {
+		env[k] = v
+	}
+	public, forward := forwardedURL(t)
+	env["LEDGER_PUBLIC_URL"], env["LEDGER_VALIDITY"] = public, "momo=2s"
+	p := newPaymentSetup(t, env)
+	forward(p.s.URL)
+	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
+		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+
+	id := p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo))["id"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(fake.Prompts()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no prompt was sent")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fake.ApproveWithoutCallback(fake.Prompts()[0].CheckoutID)
+	moved, err := time.Parse(time.RFC3339Nano, p.waitFor(t, id, 20*time.Second, statusIs("transferring"))["updatedAt"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(fake.Payments()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no B2C payment was asked for")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := p.s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	fake.DropCallbacks(false)
+
+	env["LEDGER_STALLED_AFTER"] = "1s"
+	time.Sleep(time.Until(moved.Add(1100 * time.Millisecond))) // stalled by then: the new process's first sweep takes it
+	p.s = startServer(t, env)
+	forward(p.s.URL)
+	got := p.waitFor(t, id, 60*time.Second, statusIs("success"))
+	pay := fake.Payments()[id]
+	if len(fake.Payments()) != 1 || pay.Requests != 1 || fake.StatusQueries() == 0 || got["amountSettled"] != float64(pay.Amount) {
+		t.Fatalf("got payments %+v, %d status queries, %v settled; want one B2C request recovered by Transaction Status",
+			fake.Payments(), fake.StatusQueries(), got["amountSettled"])
+	}
+}
