@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,7 +44,16 @@ func scanPush(row pgx.Row) (push, error) {
 // worker's Settle asks about any prompt whose callback never came.
 func (p *Rail) Prompt(ctx context.Context, tenantID, paymentID uuid.UUID, phone string, amount int64) error {
 	if amount <= 0 || phone == "" {
-		return fmt.Errorf("mpesa prompt %s: nothing to prompt (amount %d, phone %q)", paymentID, amount, phone)
+		// The payer removed the default momo number since, say: no prompt
+		// can be sent, and the payment expires. Recorded so that the
+		// workers' next polls do not ask again.
+		tag, err := p.pool.Exec(ctx, `INSERT INTO mpesa_pushes (payment_id, tenant_id, token, amount, phone, posted, status, reason)
+			VALUES ($1, $2, $3, $4, '', true, 'unpaid', 'nothing to prompt') ON CONFLICT (payment_id) DO NOTHING`,
+			paymentID, tenantID, newToken(), amount)
+		if err == nil && tag.RowsAffected() == 1 {
+			p.log.Warn("mpesa prompt: no momo number or amount to prompt; the payment will expire", "payment", paymentID, "amount", amount)
+		}
+		return err
 	}
 	_, err := p.pool.Exec(ctx, `INSERT INTO mpesa_pushes (payment_id, tenant_id, token, amount, phone)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (payment_id) DO NOTHING`, paymentID, tenantID, newToken(), amount, msisdn(phone))
@@ -160,6 +170,18 @@ func (p *Rail) deposit(ctx context.Context, row push) error {
 	return err
 }
 
+// samePhone says a callback's PhoneNumber is the number prompted. A
+// number Daraja masks (digits with "*" between) matches on the digits it
+// shows.
+func samePhone(got, want string) bool {
+	first, last := strings.IndexByte(got, '*'), strings.LastIndexByte(got, '*')
+	if first < 0 {
+		return got == want
+	}
+	head, tail := strings.ReplaceAll(got[:first], " ", ""), strings.ReplaceAll(got[last+1:], " ", "")
+	return len(head)+len(tail) >= 6 && strings.HasPrefix(want, head) && strings.HasSuffix(want, tail)
+}
+
 // maskMSISDN keeps a phone number out of the logs but its last digits.
 func maskMSISDN(s string) string {
 	if len(s) < 4 {
@@ -201,7 +223,7 @@ func (p *Rail) stkCallback(ctx context.Context, token string, body []byte) error
 			WHERE payment_id = $1 AND status = 'pending'`, row.paymentID, res.CheckoutRequestID, fmt.Sprintf("%d: %s", res.ResultCode, res.ResultDesc))
 		return err
 	}
-	if res.Amount != row.amount || res.Phone != row.phone {
+	if res.Amount != row.amount || !samePhone(res.Phone, row.phone) {
 		p.metrics.alerts.WithLabelValues("contradiction").Inc()
 		p.log.Error("mpesa stk callback: amount or phone not the ones prompted; refused, an operator must look",
 			"payment", row.paymentID, "amount", res.Amount, "want", row.amount, "receipt", res.Receipt)

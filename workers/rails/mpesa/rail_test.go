@@ -449,3 +449,32 @@ func TestPayoutFaults(t *testing.T) {
 		t.Fatalf("forged token: got %d %s, want 404", resp.StatusCode, body)
 	}
 }
+
+func TestSamePhone(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		got  string
+		want bool
+	}{{"254712345678", true}, {"254712345679", false}, {"2547 ***** 678", true}, {"2547*****679", false}, {"*****678", false}, {"", false}} {
+		if got := samePhone(c.got, "254712345678"); got != c.want {
+			t.Errorf("samePhone(%q): got %v, want %v", c.got, got, c.want)
+		}
+	}
+}
+
+func TestPromptWithoutPhone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := uuid.New()
+	for range 2 {
+		if err := e.rail.Prompt(context.Background(), uuid.New(), id, "", 500); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if open, err := e.rail.Settle(context.Background(), id); err != nil || open || len(e.fake.Prompts()) != 0 {
+		t.Fatalf("got %v, %v after %d prompts; want none sent and the payment left to expire", open, err, len(e.fake.Prompts()))
+	}
+	if n := strings.Count(e.logged(), "no momo number"); n != 1 {
+		t.Errorf("got %d warnings, want one", n)
+	}
+}
