@@ -39,9 +39,10 @@
 //     {Initiator, SecurityCredential, CommandID TransactionStatusQuery,
 //     TransactionID or OriginalConversationID, PartyA, IdentifierType,
 //     ResultURL, QueueTimeOutURL}, asynchronous, its result carrying
-//     ReceiptNo, Amount, TransactionStatus and Originator Conversation ID:
-//     https://developer.safaricom.co.ke/apis/TransactionStatus and
-//     https://dev.to/msnmongare/m-pesa-transaction-status-api-1ich
+//     ReceiptNo, Amount, TransactionStatus ("Completed") and "Originator
+//     Conversation ID": https://developer.safaricom.co.ke/apis/TransactionStatus,
+//     https://dev.to/msnmongare/m-pesa-transaction-status-api-1ich and
+//     https://github.com/Ghostscypher/php-mpesa/blob/main/mpesa_endpoints.md
 //   - errors: an HTTP error status with {"requestId", "errorCode",
 //     "errorMessage"}, e.g. 400.002.02 "Bad Request - Invalid ..." and
 //     404.001.03 "Invalid Access Token" (the same pages).
