@@ -228,7 +228,9 @@ type RecordDeposit struct {
 	// expires a little later), and the expiry worker cancels the invoice
 	// at the node before it expires the payment: a settled invoice of a
 	// payment still created was paid in time, and refusing it would keep
-	// money received and leave the payment created for good.
+	// money received and leave the payment created for good. A paid M-Pesa
+	// prompt counts the same way: it was made for this payment, and the
+	// expiry worker asks how it ended before it expires the payment.
 	InvoiceSettled bool
 }
 

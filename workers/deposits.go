@@ -38,10 +38,12 @@ func (w *Workers) runDeposits(ctx context.Context) error {
 }
 
 // openInvoice is a payment still waiting for funds and the hash of its
-// deposit invoice ("" for a payment not funded by Lightning).
+// deposit invoice ("" for a payment not funded by Lightning); momo says
+// it is funded by a momo prompt.
 type openInvoice struct {
 	payment, tenant uuid.UUID
 	hash            string
+	momo            bool
 }
 
 // lookupFailuresInARow is how many failed lookups in a row end a poll: the

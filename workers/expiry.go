@@ -60,7 +60,8 @@ type deadline struct {
 
 // overdue reads a page of the deadlines passed by now, after (at, id).
 func (w *Workers) overdue(ctx context.Context, now, at time.Time, id uuid.UUID) ([]deadline, error) {
-	rows, err := w.pool.Query(ctx, `SELECT d.payment_id, d.tenant_id, coalesce(p.state->'lightningInvoice'->>'paymentHash', ''), d.expires_at
+	rows, err := w.pool.Query(ctx, `SELECT d.payment_id, d.tenant_id, coalesce(p.state->'lightningInvoice'->>'paymentHash', ''),
+		coalesce(p.state->>'funding' = 'MOMO', false), d.expires_at
 		FROM payment_deadlines d LEFT JOIN payments p ON p.id = d.payment_id
 		WHERE d.expires_at <= $1 AND (d.expires_at, d.payment_id) > ($2, $3)
 		ORDER BY d.expires_at, d.payment_id LIMIT $4`, now, at, id, w.expiryPage)
@@ -69,16 +70,23 @@ func (w *Workers) overdue(ctx context.Context, now, at time.Time, id uuid.UUID) 
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (deadline, error) {
 		var d deadline
-		err := r.Scan(&d.payment, &d.tenant, &d.hash, &d.expiresAt)
+		err := r.Scan(&d.payment, &d.tenant, &d.hash, &d.momo, &d.expiresAt)
 		return d, err
 	})
 }
 
-// expire expires one overdue payment unless its invoice was paid.
+// expire expires one overdue payment unless its invoice was paid or its
+// momo prompt was paid or is still open.
 func (w *Workers) expire(ctx context.Context, d openInvoice, now time.Time) {
 	if paid, err := w.paidBeforeExpiry(ctx, d); paid || err != nil {
 		if err != nil {
 			w.log.Warn("expiry: check invoice", "payment", d.payment, "err", err)
+		}
+		return
+	}
+	if open, err := w.promptOpen(ctx, d); open || err != nil {
+		if err != nil {
+			w.log.Warn("expiry: check prompt", "payment", d.payment, "err", err)
 		}
 		return
 	}

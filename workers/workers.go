@@ -54,6 +54,10 @@ type Config struct {
 	// (sandbox) watches none: deposits arrive through the sandbox API.
 	Invoices    Invoices
 	InvoicePoll time.Duration // how often open deposit invoices are looked up (LEDGER_LND_INVOICE_POLL)
+	// Prompts sends momo-funded payments' prompts (M-Pesa STK Push); nil
+	// (sandbox) sends none: deposits arrive through the sandbox API.
+	Prompts    Prompts
+	PromptPoll time.Duration // how often payments awaiting a prompt are looked for (1 s)
 	// StalledAfter is how long a payment may sit deposited or transferring
 	// before the sweep runs its step itself (runStalled); StalledPoll is
 	// how often it looks.
@@ -105,6 +109,9 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	if cfg.InvoicePoll <= 0 {
 		cfg.InvoicePoll = 2 * time.Second
 	}
+	if cfg.PromptPoll <= 0 {
+		cfg.PromptPoll = time.Second
+	}
 	if cfg.WebhookTimeout <= 0 {
 		cfg.WebhookTimeout = 10 * time.Second
 	}
@@ -154,6 +161,9 @@ func (w *Workers) Run(ctx context.Context) error {
 	g.Go(func() error { return w.runNow(ctx) })
 	if w.cfg.Invoices != nil {
 		g.Go(func() error { return w.runDeposits(ctx) })
+	}
+	if w.cfg.Prompts != nil {
+		g.Go(func() error { return w.runPrompts(ctx) })
 	}
 	return g.Wait()
 }

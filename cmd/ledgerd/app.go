@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,6 +30,7 @@ import (
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers"
+	"github.com/ledger/ledger/workers/rails/mpesa"
 	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/usecase"
@@ -40,6 +42,7 @@ var migrations = []eventstore.MigrationSet{
 	{Component: "projections", FS: projections.Migrations},
 	{Component: "sandbox-payouts", FS: payout.Migrations},
 	{Component: "paystack-payouts", FS: paystack.Migrations},
+	{Component: "mpesa", FS: mpesa.Migrations},
 }
 
 // app is a wired ledgerd: its connections and the parts that run.
@@ -135,7 +138,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 	sandbox := cfg.Mode == "sandbox"
 	var rail payout.Rail
-	rail, bankRail := rails.payoutRail(cfg, a.pool, railOutcomes{a}, log, reg)
+	rail, providers := rails.payoutRail(cfg, a.pool, railOutcomes{a}, log, reg)
 	var sandboxBooks httpapi.SandboxPayouts
 	if sandbox {
 		s := payout.NewSandbox(a.pool, cfg.SandboxPayoutDelay)
@@ -146,10 +149,14 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		Appended: func(ref domain.StreamRef, delivery, ready bool) { a.workers.Appended(ref, delivery, ready) }}, // a.workers is set below, before anything is served
 		a.store, reader, rails.Rails)
 	access := tenantAccess{Ledger: ledger, Uses: apikeys.NewUses(a.pool), Throttle: signin.NewThrottle(a.pool)}
+	var prompts workers.Prompts // nil unless M-Pesa is configured: a nil *mpesa.Rail must not become a non-nil interface
+	if providers.momo != nil {
+		prompts = providers.momo
+	}
 	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
 		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, StalledAfter: cfg.StalledAfter, WebhookSchedule: cfg.WebhookRetry,
 		WebhookPrivate: cfg.WebhookAllowPrivate, WebhookSends: cfg.WebhookSends, RenderPayment: httpapi.PaymentJSON, OpenSecret: openWebhookSecret(sealer),
-		Invoices: rails.invoices, InvoicePoll: cfg.LNDInvoicePoll},
+		Invoices: rails.invoices, InvoicePoll: cfg.LNDInvoicePoll, Prompts: prompts},
 		a.pool, js, ledger, rails.Prices, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
@@ -157,7 +164,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		MaxBufferedBytes: cfg.MaxBufferedBytes},
 		httpapi.Deps{Log: log, Credentials: access, Keys: signing, Idempotency: a.idem,
 			Users: ledger, Merchants: ledger, Payments: ledger, Sandbox: sandboxBooks, Ledger: reader, Events: a.store, Documents: ledger, Ready: a.ready,
-			Rails: railsReady(bankRail), Banks: rails.Banks, Unavailable: eventstore.Unavailable, Registry: reg})
+			Rails: railsReady(providers), Banks: rails.Banks, Unavailable: eventstore.Unavailable, Registry: reg})
 	if cfg.MetricsAddr != "" {
 		if a.metrics, err = listenMetrics(cfg.MetricsAddr, reg, log); err != nil {
 			return nil, err
@@ -165,8 +172,11 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 	a.dash = a.newDashboard(reader, ledger, access, sealer, keys.NewServerKeys(a.pool, master), httpapi.NewPresigner(signing, cfg.PublicURL, nil))
 	a.handler = withDashboard(a.api, a.api.PaceBodies(a.dash)) // the API paces its own
-	if bankRail != nil {
-		a.handler = withRoute(a.handler, paystack.WebhookPath, a.api.PaceBodies(bankRail))
+	if providers.bank != nil {
+		a.handler = withRoute(a.handler, paystack.WebhookPath, a.api.PaceBodies(providers.bank))
+	}
+	if providers.momo != nil {
+		a.handler = withPrefix(a.handler, mpesa.CallbackPrefix, a.api.PaceBodies(providers.momo))
 	}
 	return a, nil
 }
@@ -190,16 +200,26 @@ func (a *app) ready(ctx context.Context) error {
 }
 
 // railsReady reports the configured production rails for GET /readyz.
-func railsReady(bank *paystack.Rail) func(context.Context) map[string]string {
-	if bank == nil {
+func railsReady(p providers) func(context.Context) map[string]string {
+	checks := map[string]func(context.Context) error{}
+	if p.bank != nil {
+		checks["paystack"] = p.bank.Ready
+	}
+	if p.momo != nil {
+		checks["mpesa"] = p.momo.Ready
+	}
+	if len(checks) == 0 {
 		return nil
 	}
 	return func(ctx context.Context) map[string]string {
-		state := "ok"
-		if err := bank.Ready(ctx); err != nil {
-			state = err.Error()
+		states := make(map[string]string, len(checks))
+		for name, ready := range checks {
+			states[name] = "ok"
+			if err := ready(ctx); err != nil {
+				states[name] = err.Error()
+			}
 		}
-		return map[string]string{"paystack": state}
+		return states
 	}
 }
 
@@ -208,6 +228,18 @@ func railsReady(bank *paystack.Rail) func(context.Context) map[string]string {
 func withRoute(next http.Handler, path string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == path {
+			h.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withPrefix serves the paths under prefix with h, everything else with
+// next: a provider's callbacks, each authenticated by its own URL's token.
+func withPrefix(next http.Handler, prefix string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, prefix) {
 			h.ServeHTTP(w, r)
 			return
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/httpapi"
+	"github.com/ledger/ledger/workers/rails/mpesa"
 	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/rails/prices"
 )
@@ -64,6 +65,7 @@ type config struct {
 	PaystackSecretKey   string            // production: Paystack's secret key, for bank payouts; or
 	PaystackKeyFile     string            // a file holding it
 	PaystackBaseURL     string            // production: Paystack's API ("" until validate: paystack.DefaultBaseURL)
+	MPesa               mpesaConfig       // production: Kenyan momo through M-Pesa Daraja (mpesa.go)
 	LNMaxFeeSats        int64             // a Lightning payout's routing fee limit: the larger of this
 	LNMaxFeePPM         int64             // and these millionths of the amount
 	RateLimit           httpapi.RateLimit // per API key
@@ -224,6 +226,30 @@ var settings = []setting{
 		str(func(c *config) *string { return &c.PaystackKeyFile })},
 	{"LEDGER_PAYSTACK_BASE_URL", "paystack-base-url", "", "production: Paystack's API (default " + paystack.DefaultBaseURL + ")",
 		str(func(c *config) *string { return &c.PaystackBaseURL })},
+	{"LEDGER_MPESA_CONSUMER_KEY", "mpesa-consumer-key", "", "production: the Daraja app's consumer key: Kenyan momo prompts (STK Push) and payouts (B2C) through M-Pesa",
+		str(func(c *config) *string { return &c.MPesa.ConsumerKey })},
+	{"LEDGER_MPESA_CONSUMER_SECRET", "mpesa-consumer-secret", "", "production: the Daraja app's consumer secret; or",
+		str(func(c *config) *string { return &c.MPesa.ConsumerSecret })},
+	{"LEDGER_MPESA_CONSUMER_SECRET_FILE", "mpesa-consumer-secret-file", "", "production: a file holding it",
+		str(func(c *config) *string { return &c.MPesa.ConsumerSecretFile })},
+	{"LEDGER_MPESA_SHORTCODE", "mpesa-shortcode", "", "production: the paybill M-Pesa prompts pay into",
+		str(func(c *config) *string { return &c.MPesa.ShortCode })},
+	{"LEDGER_MPESA_PASSKEY", "mpesa-passkey", "", "production: the M-Pesa Express passkey of LEDGER_MPESA_SHORTCODE; or",
+		str(func(c *config) *string { return &c.MPesa.PassKey })},
+	{"LEDGER_MPESA_PASSKEY_FILE", "mpesa-passkey-file", "", "production: a file holding it",
+		str(func(c *config) *string { return &c.MPesa.PassKeyFile })},
+	{"LEDGER_MPESA_B2C_SHORTCODE", "mpesa-b2c-shortcode", "", "production: the B2C shortcode momo payouts are paid from",
+		str(func(c *config) *string { return &c.MPesa.B2CShortCode })},
+	{"LEDGER_MPESA_INITIATOR", "mpesa-initiator", "", "production: the B2C API initiator's user name",
+		str(func(c *config) *string { return &c.MPesa.Initiator })},
+	{"LEDGER_MPESA_INITIATOR_PASSWORD", "mpesa-initiator-password", "", "production: the initiator's password; or",
+		str(func(c *config) *string { return &c.MPesa.InitiatorPassword })},
+	{"LEDGER_MPESA_INITIATOR_PASSWORD_FILE", "mpesa-initiator-password-file", "", "production: a file holding it",
+		str(func(c *config) *string { return &c.MPesa.InitiatorPasswordFile })},
+	{"LEDGER_MPESA_CERT_FILE", "mpesa-cert-file", "", "production: Safaricom's public certificate (PEM) the initiator password is encrypted with",
+		str(func(c *config) *string { return &c.MPesa.CertFile })},
+	{"LEDGER_MPESA_BASE_URL", "mpesa-base-url", "", "production: Daraja's API (default " + mpesa.DefaultBaseURL + ")",
+		str(func(c *config) *string { return &c.MPesa.BaseURL })},
 	{"LEDGER_LN_MAX_FEE_SATS", "ln-max-fee-sats", "10", "production: a Lightning payout's routing fee limit in sats, unless LEDGER_LN_MAX_FEE_PPM of the amount is more",
 		count(func(c *config) *int64 { return &c.LNMaxFeeSats })},
 	{"LEDGER_LN_MAX_FEE_PPM", "ln-max-fee-ppm", "5000", "production: a Lightning payout's routing fee limit in millionths of the amount, when above LEDGER_LN_MAX_FEE_SATS",
@@ -375,6 +401,9 @@ func (c *config) validate() error {
 		return fmt.Errorf("LEDGER_MASTER_KEY_FILE is required in production: a file of 32 random bytes (head -c 32 /dev/urandom), kept out of the database and its backups")
 	}
 	if err := c.validatePaystack(); err != nil {
+		return err
+	}
+	if err := c.validateMPesa(); err != nil {
 		return err
 	}
 	if c.LNMaxFeePPM > 1_000_000 {

@@ -21,6 +21,7 @@ import (
 	"github.com/ledger/ledger/workers"
 	"github.com/ledger/ledger/workers/rails/ethereum"
 	"github.com/ledger/ledger/workers/rails/lightning"
+	"github.com/ledger/ledger/workers/rails/mpesa"
 	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/rails/prices"
@@ -30,16 +31,20 @@ import (
 
 // rails are the rail adapters: sandbox ones in sandbox mode; in
 // production the CoinGecko price feed, when LEDGER_LND_URL is set an LND
-// node for deposit invoices, their settlement and Lightning payouts, and
-// with a Paystack secret key bank payouts through Paystack. USDT custody
-// has no production adapter: those payments answer 503 rail_unavailable in
-// production, as bank payouts do without Paystack.
+// node for deposit invoices, their settlement and Lightning payouts, with
+// a Paystack secret key bank payouts through Paystack, and with the
+// LEDGER_MPESA_* settings Kenyan momo prompts and payouts through M-Pesa.
+// USDT custody has no production adapter: those payments answer 503
+// rail_unavailable in production, as bank payouts do without Paystack and
+// momo ones without M-Pesa.
 type rails struct {
 	usecase.Rails
 	lnd      *lightning.LND   // production with LEDGER_LND_URL; nil otherwise
 	invoices workers.Invoices // lnd, which the workers ask whether deposit invoices settled; none in sandbox (deposits come through its API)
 	paystack *paystack.Client // production with a Paystack key; nil otherwise
 	banks    *paystack.BankList
+	mpesa    *mpesa.Client // production with LEDGER_MPESA_*; nil otherwise
+	mpesaCfg mpesa.Config
 }
 
 // usdtSandboxSeed derives the sandbox's per-payment USDT addresses. It is
@@ -74,12 +79,20 @@ func newRails(cfg config) (*rails, error) {
 		if err != nil {
 			return nil, err
 		}
+		r.NoPayout = map[string]bool{}
 		if key == "" {
-			r.NoPayout = map[string]bool{domain.PayoutBank: true}
+			r.NoPayout[domain.PayoutBank] = true
 		} else {
 			r.paystack = paystack.NewClient(cfg.PaystackBaseURL, key, &http.Client{Timeout: paystackTimeout})
 			r.banks = paystack.NewBankList(r.paystack)
 			r.Banks = providerBanks(r.banks)
+		}
+		if r.mpesa, r.mpesaCfg, err = newMPesa(cfg); err != nil {
+			return nil, err
+		}
+		if r.mpesa == nil {
+			r.NoPayout[domain.PayoutMomo] = true
+			r.NoFunding = map[string]bool{domain.FundingMomo: true}
 		}
 		return r, nil
 	}
@@ -101,22 +114,33 @@ func newRails(cfg config) (*rails, error) {
 // out is verified by reference on its next attempt.
 const paystackTimeout = 30 * time.Second
 
+// providers are the production rails whose callback routes and readiness
+// ledgerd serves; nil when not configured.
+type providers struct {
+	bank *paystack.Rail
+	momo *mpesa.Rail
+}
+
 // payoutRail is production's payout rail: Lightning recipients are paid
-// through LND when it is configured, bank accounts through Paystack when
-// it is (the second result, whose webhook route and readiness ledgerd
-// serves; nil otherwise). Mobile-money payouts have no production adapter,
-// nor does Lightning without LND: those payouts answer payout.ErrNoRail and
-// wait (retried, then parked as dead letters) instead of pretending.
-func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool, outcomes paystack.Outcomes, log *slog.Logger,
-	reg prometheus.Registerer) (payout.ByRail, *paystack.Rail) {
+// through LND when it is configured, bank accounts through Paystack and
+// momo numbers through M-Pesa B2C when they are (the providers, whose
+// routes and readiness ledgerd serves). Lightning without LND has no
+// adapter: those payouts answer payout.ErrNoRail and wait (retried, then
+// parked as dead letters) instead of pretending.
+func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool, outcomes railOutcomes, log *slog.Logger,
+	reg prometheus.Registerer) (payout.ByRail, providers) {
 	byRail := payout.ByRail{}
-	var bank *paystack.Rail
+	var p providers
 	if r.paystack != nil {
-		bank = paystack.NewRail(pool, r.paystack, r.banks, outcomes, log, reg)
-		byRail[domain.PayoutBank] = bank
+		p.bank = paystack.NewRail(pool, r.paystack, r.banks, outcomes, log, reg)
+		byRail[domain.PayoutBank] = p.bank
+	}
+	if r.mpesa != nil {
+		p.momo = mpesa.NewRail(pool, r.mpesa, r.mpesaCfg, outcomes, outcomes, log, reg)
+		byRail[domain.PayoutMomo] = p.momo
 	}
 	if r.lnd == nil {
-		return byRail, bank
+		return byRail, p
 	}
 	// Recipients' LNURLs are user input: only public addresses are reached,
 	// checked at connect time as webhooks are.
@@ -125,7 +149,7 @@ func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool, outcomes paystack.Out
 		Proxy: nil, DialContext: dialer.DialContext, ForceAttemptHTTP2: true}}}
 	fees := payout.FeeLimit{Sats: cfg.LNMaxFeeSats, PPM: cfg.LNMaxFeePPM}
 	byRail[domain.PayoutLightning] = payout.NewLightning(pool, lnurl, r.lnd, fees)
-	return byRail, bank
+	return byRail, p
 }
 
 // bankCurrencies are the currencies bank merchants are paid in, by country.
@@ -154,6 +178,11 @@ type railOutcomes struct{ a *app }
 
 func (o railOutcomes) PayoutSettled(ctx context.Context, tenantID, paymentID uuid.UUID) error {
 	return o.a.workers.PayoutSettled(ctx, tenantID, paymentID)
+}
+
+func (o railOutcomes) MomoPaid(ctx context.Context, tenantID, paymentID uuid.UUID, amount int64, receipt string,
+	at time.Time) (bool, error) {
+	return o.a.workers.MomoPaid(ctx, tenantID, paymentID, amount, receipt, at)
 }
 
 func (o railOutcomes) PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, transferCode, reason string) error {

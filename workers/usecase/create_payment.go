@@ -59,6 +59,10 @@ func (l *Ledger) CreatePayment(ctx context.Context, tenantID, payerID uuid.UUID,
 			Message: "payouts to this merchant's " + strings.ToLower(plan.Merchant.PayoutMethod) + " rail are not available right now; retry shortly",
 			Err:     errNoAdapter}
 	}
+	if l.rails.NoFunding[plan.Funding] {
+		return domain.PaymentSnapshot{}, &domain.Error{Kind: domain.Unavailable, Code: "rail_unavailable",
+			Message: "deposits by " + strings.ToLower(plan.Funding) + " are not available right now; retry shortly", Err: errNoAdapter}
+	}
 	// Checked as given (ValidatePaymentRequest), stored sealed: the event
 	// and the read model keep a form only the webhook sender opens.
 	if plan.Order.WebhookSecret, err = l.cfg.SealSecret(ctx, plan.Order.WebhookSecret); err != nil {

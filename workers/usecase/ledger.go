@@ -46,6 +46,9 @@ type Rails struct {
 	// pays in this mode: their payments are refused before any money can
 	// arrive, instead of being funded and then stuck at their payout.
 	NoPayout map[string]bool
+	// NoFunding names the funding rails (domain.FundingMomo, ...) no
+	// adapter takes deposits on in this mode: refused the same way.
+	NoFunding map[string]bool
 	// Banks lists the banks a bank merchant of country may name: in
 	// production the payout provider's list; nil for the built-in one.
 	Banks func(ctx context.Context, country string) ([]domain.Bank, error)
