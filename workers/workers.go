@@ -29,8 +29,15 @@ type Payments interface {
 	ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
 	// RecordWebhookAttempt logs an attempt and moves its delivery on, in
-	// one transaction (projections.DeliveryLog).
-	RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted) error
+	// one transaction (projections.DeliveryLog); after a 2xx, the same
+	// transaction leases the payment's next delivery, due at now, until
+	// leaseNext, and returns it.
+	RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted,
+		now, leaseNext time.Time) ([]domain.WebhookDelivery, error)
+	// ClaimWebhooks and ClaimPaymentWebhook lease due webhook deliveries,
+	// at most limit, or the payment's next, until until.
+	ClaimWebhooks(ctx context.Context, now, until time.Time, limit int) ([]domain.WebhookDelivery, error)
+	ClaimPaymentWebhook(ctx context.Context, paymentID uuid.UUID, now, until time.Time) ([]domain.WebhookDelivery, error)
 }
 
 // Config holds the workers' settings.
