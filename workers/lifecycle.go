@@ -63,6 +63,9 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 	var status string // the status the step starts from
 	switch event {
 	case "deposited", "document_attached":
+		if _, ok := w.paying.convertedAt(paymentID); ok {
+			return nil // converted here, and being paid out: nothing is left to convert
+		}
 		step, status = w.beginPayout, domain.StatusDeposited
 	case "transferring":
 		// This process is paying it out: the answer takeOverPayout would
@@ -181,7 +184,11 @@ func (w *Workers) payOutPayment(ctx context.Context, tenantID uuid.UUID, p domai
 	if err != nil {
 		return fmt.Errorf("payout of %s: %w", p.ID, err)
 	}
-	after, err := w.execute(ctx, tenantID, p.ID, func(p domain.Payment) ([]domain.Event, error) {
+	// Decided on p, the payment as the conversion left it or as it was
+	// just read, rather than on another read: it changes only when a
+	// document is attached meanwhile, and then the append is refused and
+	// the result decided again on a fresh read.
+	after, err := w.executeFrom(ctx, tenantID, p.ID, p, func(p domain.Payment) ([]domain.Event, error) {
 		return domain.DecidePayoutResult(p, domain.PayoutResult{PayoutID: out.PayoutID, Rejected: out.Rejected,
 			Reason: out.Reason, Now: w.now()})
 	})

@@ -27,6 +27,12 @@ func TestTransferringMessageOfAPaymentPaidOutHereWaitsWithoutReading(t *testing.
 		t.Fatalf("handleLifecycle = %v, want a retry in the 7 s left of the grace", err)
 	}
 
+	// Its deposited message has nothing left to do either, and reads nothing.
+	deposited := "ledger." + tenant.String() + ".payment." + payment.String() + ".deposited"
+	if err := w.handleLifecycle(context.Background(), deposited); err != nil {
+		t.Fatalf("deposited message of a payment converted here: %v, want nil (acked)", err)
+	}
+
 	w.paying.done(payment)
 	if _, ok := w.paying.convertedAt(payment); ok {
 		t.Fatal("the payment is still held after done")

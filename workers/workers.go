@@ -28,6 +28,12 @@ type Payments interface {
 	PaymentStatus(ctx context.Context, tenantID, id uuid.UUID) (string, error)
 	ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
+	// ExecutePaymentFrom is ExecutePayment deciding first on read (Version
+	// 0: none), the payment as the caller read or wrote it; a read no
+	// longer current is refused by the append and decided again on a
+	// fresh one.
+	ExecutePaymentFrom(ctx context.Context, ref domain.StreamRef, read domain.PaymentSnapshot, meta domain.Metadata,
+		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
 	// RecordWebhookAttempt logs an attempt and moves its delivery on, in
 	// one transaction (projections.DeliveryLog); after a 2xx, the same
 	// transaction leases the payment's next delivery, due at now, until
