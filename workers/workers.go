@@ -105,6 +105,7 @@ type Workers struct {
 	sendSlots               sendSlots        // webhook attempts in flight here (Config.WebhookSends)
 	settled                 *settledHere     // payments whose payout result this process recorded
 	paying                  *payingHere      // payments this process converted and is paying out now
+	advancing               *advancingHere   // payments whose conversion the fast path queued or is making
 	stalled                 stalledCursor    // where the stalled sweep goes on from (one goroutine: runStalled)
 	expiryPage              int              // overdue payments one query reads (expiryPage; tests lower it)
 }
@@ -155,7 +156,8 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
 		senders: newSendingPayments(), sendSlots: make(sendSlots, cfg.WebhookSends), settled: newSettledHere(), paying: newPayingHere(),
-		stalled: stalledCursor{batch: stalledBatch}, expiryPage: expiryPage}
+		advancing: newAdvancingHere(),
+		stalled:   stalledCursor{batch: stalledBatch}, expiryPage: expiryPage}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.
