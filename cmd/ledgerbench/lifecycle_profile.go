@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -202,9 +203,23 @@ func printProfile(w io.Writer, pc profileCounts) {
 	tw.Flush()
 	fmt.Fprintln(w, "\nstatements per payment:")
 	for _, s := range pc.Statements {
-		fmt.Fprintf(w, "%6.2f  %s\n", s.PerPayment, s.SQL)
+		fmt.Fprintf(w, "%6.2f  %s\n", s.PerPayment, shortSQL(s.SQL))
 	}
 	if pc.Error != "" {
 		fmt.Fprintf(w, "profile reading failed: %s\n", pc.Error)
 	}
+}
+
+// shortSQL shortens a statement for the table, keeping its start and the
+// end of its WHERE clause, where statements built on one head differ (the
+// JSON report has them whole).
+func shortSQL(q string) string {
+	if len(q) <= 160 {
+		return q
+	}
+	end := len(q)
+	if i := strings.LastIndex(q, " RETURNING "); i > 0 {
+		end = i
+	}
+	return q[:100] + " … " + q[max(100, end-50):end]
 }

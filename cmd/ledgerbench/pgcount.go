@@ -329,13 +329,6 @@ func cstring(b []byte) (string, []byte) {
 	return string(b[:i]), b[i+1:]
 }
 
-// normaliseSQL is a statement's text on one line, shortened to its start
-// and its end (statements built from a common head differ in their tail):
-// the key the profile lists statements by.
-func normaliseSQL(q string) string {
-	q = strings.Join(strings.Fields(q), " ")
-	if len(q) > 150 {
-		q = q[:100] + " … " + q[len(q)-50:]
-	}
-	return q
-}
+// normaliseSQL is a statement's text on one line: the key the profile
+// lists statements by.
+func normaliseSQL(q string) string { return strings.Join(strings.Fields(q), " ") }
