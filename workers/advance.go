@@ -39,28 +39,23 @@ func (w *Workers) Appended(ref domain.StreamRef, newDelivery, readyForPayout boo
 		w.offer("webhook", w.webhooksNow, ref)
 	}
 	if readyForPayout {
-		w.advancing.start(ref.ID)
-		if !w.offer("payout", w.advanceNow, ref) {
-			w.advancing.decided(ref.ID)
-		}
+		w.offer("payout", w.advanceNow, ref)
 	}
 }
 
-// offer queues ref without waiting, and reports whether it was queued.
-func (w *Workers) offer(step string, queue chan domain.StreamRef, ref domain.StreamRef) bool {
+func (w *Workers) offer(step string, queue chan domain.StreamRef, ref domain.StreamRef) {
 	select {
 	case queue <- ref:
 		w.metrics.fastPath.WithLabelValues(step, "queued").Inc()
-		return true
 	default:
 		w.metrics.fastPath.WithLabelValues(step, "dropped").Inc()
-		return false
 	}
 }
 
 // runNow runs the steps Appended queued until ctx ends.
 func (w *Workers) runNow(ctx context.Context) error {
 	work := func(ref domain.StreamRef) {
+		w.advancing.start(ref.ID)
 		decided := func() { w.advancing.decided(ref.ID) }
 		if err := w.convertAndPayOut(context.WithoutCancel(ctx), ref.TenantID, ref.ID, decided); err != nil {
 			w.log.Debug("lifecycle: advance failed; the deposit's message will take the step", "payment", ref.ID, "err", err)

@@ -9,15 +9,17 @@ import (
 )
 
 // advancingHere holds the payments whose conversion this process's fast
-// path has queued or is making (Appended, runNow). Their deposited message
-// usually arrives meanwhile: the relay's hop takes about as long as a
-// conversion. Read at once, the payment is still deposited, so the message
-// would run the step itself, wait behind the conversion's stream lock and
-// read the payment again, only to find it converted: two reads per
-// payment. Waiting for the conversion instead, the message then finds the
-// payment among those paid out or settled here, and reads nothing. It is an
-// optimisation only: a message that waited in vain (the conversion failed,
-// or took longer than advanceWait) reads the payment as before.
+// path is making (runNow). Their deposited message often arrives
+// meanwhile: the relay's hop takes about as long as a conversion. Read at
+// once, the payment is still deposited, so the message would run the step
+// itself, wait behind the conversion's stream lock and read the payment
+// again, only to find it converted: two reads per payment. Waiting for the
+// conversion instead, the message then finds the payment among those paid
+// out or settled here, and reads nothing. A conversion still queued is not
+// waited for: under load the queue may be long, and the message would wait
+// for it rather than take its step. It is an optimisation only: a message
+// that waited in vain (the conversion failed, or took longer than
+// advanceWait) reads the payment as before.
 type advancingHere struct {
 	mu       sync.Mutex
 	payments map[uuid.UUID]*advancing
@@ -35,7 +37,7 @@ const advanceWait = 2 * time.Second
 
 func newAdvancingHere() *advancingHere { return &advancingHere{payments: map[uuid.UUID]*advancing{}} }
 
-// start records a conversion of payment queued here.
+// start records a conversion of payment starting here.
 func (a *advancingHere) start(payment uuid.UUID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -51,7 +51,7 @@ func TestDepositedMessageWaitsForTheConversionHere(t *testing.T) {
 	tenant, payment := uuid.New(), uuid.New()
 	subject := "ledger." + tenant.String() + ".payment." + payment.String() + ".deposited"
 
-	w.advancing.start(payment) // queued by Appended
+	w.advancing.start(payment) // the fast path converts it
 	handled := make(chan error, 1)
 	// Handled before the conversion is decided, the message would find
 	// the payment neither paid out nor settled here, and read it.

@@ -105,7 +105,7 @@ type Workers struct {
 	sendSlots               sendSlots        // webhook attempts in flight here (Config.WebhookSends)
 	settled                 *settledHere     // payments whose payout result this process recorded
 	paying                  *payingHere      // payments this process converted and is paying out now
-	advancing               *advancingHere   // payments whose conversion the fast path queued or is making
+	advancing               *advancingHere   // payments whose conversion the fast path is making
 	stalled                 stalledCursor    // where the stalled sweep goes on from (one goroutine: runStalled)
 	expiryPage              int              // overdue payments one query reads (expiryPage; tests lower it)
 }
