@@ -200,9 +200,22 @@ func (w *Workers) deliver(ctx context.Context, d domain.WebhookDelivery) (bool, 
 	recordCtx, cancel := context.WithTimeout(ctx, d.LeaseUntil.Sub(at))
 	defer cancel()
 	var next []domain.WebhookDelivery
+	leaseNext := true
 	for {
 		now := w.now()
-		next, err = w.payments.RecordWebhookAttempt(recordCtx, d.TenantID, d.PaymentID, attempt, now, now.Add(leaseFor))
+		var until time.Time // zero: the record alone
+		if leaseNext {
+			until = now.Add(leaseFor)
+		}
+		next, err = w.payments.RecordWebhookAttempt(recordCtx, d.TenantID, d.PaymentID, attempt, now, until)
+		if err != nil && leaseNext && !w.cfg.Unavailable(err) && recordCtx.Err() == nil {
+			// The lease of the next delivery shares the record's
+			// transaction, so its failure fails the record too: the
+			// record is made again alone, as it was before the lease
+			// rode on it.
+			leaseNext = false
+			continue
+		}
 		if err == nil || !w.cfg.Unavailable(err) || !w.now().Add(500*time.Millisecond).Before(d.LeaseUntil) {
 			break
 		}
