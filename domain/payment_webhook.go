@@ -67,3 +67,15 @@ func NewWebhookAttempted(a WebhookAttempt, schedule []time.Duration) PaymentWebh
 	}
 	return e
 }
+
+// WebhookDelivery is a leased delivery of a status event's webhook: the
+// event it announces, the payment as that event left it (its state JSON),
+// and until when no other sender may claim it.
+type WebhookDelivery struct {
+	EventID, TenantID, PaymentID uuid.UUID
+	Type                         string
+	OccurredAt                   time.Time
+	Payment                      []byte
+	Attempts                     int
+	LeaseUntil                   time.Time
+}

@@ -274,7 +274,8 @@ func (p *fakePayments) AttachPaymentDocument(_ context.Context, _ domain.StreamR
 	return p.execute(func(p domain.Payment) ([]domain.Event, error) { return domain.DecideAttachPaymentDocument(p, doc) })
 }
 
-func (p *fakePayments) RecordSandboxDeposit(_ context.Context, _ domain.StreamRef, amount decimal.Decimal, _ domain.Metadata) (domain.PaymentSnapshot, error) {
+func (p *fakePayments) RecordSandboxDeposit(_ context.Context, _ domain.StreamRef, _ domain.PaymentSnapshot, amount decimal.Decimal,
+	_ domain.Metadata) (domain.PaymentSnapshot, error) {
 	return p.execute(func(p domain.Payment) ([]domain.Event, error) {
 		if amount.IsZero() {
 			amount = p.Outstanding()

@@ -18,7 +18,10 @@ import (
 type Payments interface {
 	CreatePayment(ctx context.Context, tenantID, payerID uuid.UUID, req domain.PaymentRequest, meta domain.Metadata) (domain.PaymentSnapshot, error)
 	AttachPaymentDocument(ctx context.Context, ref domain.StreamRef, doc domain.AttachPaymentDocument, meta domain.Metadata) (domain.PaymentSnapshot, error)
-	RecordSandboxDeposit(ctx context.Context, ref domain.StreamRef, amount decimal.Decimal, meta domain.Metadata) (domain.PaymentSnapshot, error)
+	// RecordSandboxDeposit decides first on read, the payment as the
+	// handler read it, so the deposit reads it once.
+	RecordSandboxDeposit(ctx context.Context, ref domain.StreamRef, read domain.PaymentSnapshot, amount decimal.Decimal,
+		meta domain.Metadata) (domain.PaymentSnapshot, error)
 	Payment(ctx context.Context, tenantID, id uuid.UUID) (domain.PaymentSnapshot, error)
 	ListPayments(ctx context.Context, tenantID uuid.UUID, f domain.PaymentFilter, limit int, offset string) ([]domain.PaymentSnapshot, string, error)
 	ListPaymentDocuments(ctx context.Context, tenantID, paymentID uuid.UUID, limit int, offset string) ([]domain.PaymentDocumentItem, string, error)

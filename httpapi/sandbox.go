@@ -57,7 +57,7 @@ func (s *Server) sandboxDeposit(w http.ResponseWriter, r *http.Request) error {
 		}
 		amount = p.DepositUnits(n)
 	}
-	after, err := s.payments.RecordSandboxDeposit(r.Context(), paymentStream(c.TenantID, p.ID), amount, metadata(r))
+	after, err := s.payments.RecordSandboxDeposit(r.Context(), paymentStream(c.TenantID, p.ID), p, amount, metadata(r))
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -32,7 +33,14 @@ func NewDeliveryLog(pool *pgxpool.Pool) *DeliveryLog { return &DeliveryLog{pool:
 // Both writes are one statement, so one transaction of its own, which the
 // dispatcher may send again when its answer is lost: an attempt already
 // logged is kept as it is, and the delivery moves to the same place again.
-func (l *DeliveryLog) RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted) error {
+//
+// When the attempt delivered and leaseNext is set, the same round trip and
+// transaction also lease the payment's next delivery if it is due now
+// (ClaimPaymentWebhook), and return it: the sender of a payment's webhooks
+// goes on with the next status without another round trip and commit. The
+// lease then commits with the record, synchronously.
+func (l *DeliveryLog) RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted,
+	now, leaseNext time.Time) ([]domain.WebhookDelivery, error) {
 	delivery := `DELETE FROM webhook_deliveries WHERE event_id = $1`
 	args := []any{a.EventID, a.Attempt, tenantID, paymentID, a.Type, a.At, a.StatusCode, a.DurationMs, a.Error}
 	if !a.Delivered {
@@ -44,14 +52,102 @@ func (l *DeliveryLog) RecordWebhookAttempt(ctx context.Context, tenantID, paymen
 			lease_until = NULL WHERE event_id = $1`
 		args = append(args, status, a.NextAttemptAt)
 	}
-	_, err := l.pool.Exec(ctx, `WITH attempt AS (
+	b := &pgx.Batch{}
+	b.Queue(`WITH attempt AS (
 			INSERT INTO webhook_attempts (event_id, attempt, tenant_id, payment_id, type, at, status_code, duration_ms, error)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING)
 		`+delivery, args...)
-	if err != nil {
-		return fmt.Errorf("record webhook attempt: %w", err)
+	claimNext := a.Delivered && !leaseNext.IsZero()
+	if claimNext {
+		b.Queue(claimDue+`AND d.payment_id = $3`+claimReturning, leaseNext, now, paymentID)
 	}
-	return nil
+	// One implicit transaction: the batch is sent with a single Sync.
+	br := l.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, fmt.Errorf("record webhook attempt: %w", err)
+	}
+	var next []domain.WebhookDelivery
+	if claimNext {
+		var err error
+		if next, err = collectDeliveries(br, leaseNext); err != nil {
+			return nil, fmt.Errorf("record webhook attempt: claim the next: %w", err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, fmt.Errorf("record webhook attempt: %w", err)
+	}
+	return next, nil
+}
+
+// ClaimWebhooks leases until until up to limit deliveries due at now
+// whose payment has no earlier pending one, those due longest first.
+func (l *DeliveryLog) ClaimWebhooks(ctx context.Context, now, until time.Time, limit int) ([]domain.WebhookDelivery, error) {
+	return l.claim(ctx, `ORDER BY greatest(d.next_attempt_at, d.lease_until) LIMIT $3`, now, until, limit)
+}
+
+// ClaimPaymentWebhook leases until until the payment's next delivery if
+// it is due at now (the earliest pending status, so at most one).
+func (l *DeliveryLog) ClaimPaymentWebhook(ctx context.Context, paymentID uuid.UUID, now, until time.Time) ([]domain.WebhookDelivery, error) {
+	return l.claim(ctx, `AND d.payment_id = $3`, now, until, paymentID)
+}
+
+// claimDue and claimReturning frame a lease of the due deliveries the
+// tail between them selects among those whose payment has no earlier
+// pending one: $1 is the lease's end, $2 now. greatest(next_attempt_at,
+// lease_until) is when a delivery can next be claimed: its index
+// (webhook_deliveries_claimable) skips the rows other senders hold.
+const (
+	claimDue = `UPDATE webhook_deliveries SET lease_until = $1
+		WHERE event_id IN (
+			SELECT d.event_id FROM webhook_deliveries d
+			WHERE d.status = 'pending' AND greatest(d.next_attempt_at, d.lease_until) <= $2
+				AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until < $2)
+				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.payment_id = d.payment_id
+					AND e.status = 'pending' AND e.stream_version < d.stream_version)
+			`
+	claimReturning = ` FOR UPDATE SKIP LOCKED)
+		RETURNING event_id, tenant_id, payment_id, type, occurred_at, payment, attempts`
+)
+
+// claim leases the due deliveries tail selects.
+//
+// The lease commits without waiting for its WAL flush (synchronous_commit
+// off for this one transaction, sent in the same round trip): a lease lost
+// to a Postgres crash only lets another sender make the same attempt again,
+// as a process dying after its claim does, and the attempt's record, which
+// commits synchronously, makes every lease written before it durable too.
+// Each delivery is claimed before it is sent, so waiting for that flush
+// cost every webhook one more fsync.
+func (l *DeliveryLog) claim(ctx context.Context, tail string, now, until time.Time, arg any) ([]domain.WebhookDelivery, error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+	b.Queue(claimDue+tail+claimReturning, until, now, arg)
+	// One implicit transaction: the batch is sent with a single Sync.
+	br := l.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
+	}
+	claimed, err := collectDeliveries(br, until)
+	if err != nil {
+		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
+	}
+	return claimed, br.Close()
+}
+
+// collectDeliveries reads the next result of br, a claim's, as deliveries
+// leased until until.
+func collectDeliveries(br pgx.BatchResults, until time.Time) ([]domain.WebhookDelivery, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.WebhookDelivery, error) {
+		d := domain.WebhookDelivery{LeaseUntil: until}
+		err := r.Scan(&d.EventID, &d.TenantID, &d.PaymentID, &d.Type, &d.OccurredAt, &d.Payment, &d.Attempts)
+		return d, err
+	})
 }
 
 // ListWebhookAttempts returns every delivery attempt of a payment's

@@ -55,7 +55,9 @@ func (w *Workers) offer(step string, queue chan domain.StreamRef, ref domain.Str
 // runNow runs the steps Appended queued until ctx ends.
 func (w *Workers) runNow(ctx context.Context) error {
 	work := func(ref domain.StreamRef) {
-		if err := w.beginPayout(context.WithoutCancel(ctx), ref.TenantID, ref.ID); err != nil {
+		w.advancing.start(ref.ID)
+		decided := func() { w.advancing.decided(ref.ID) }
+		if err := w.convertAndPayOut(context.WithoutCancel(ctx), ref.TenantID, ref.ID, decided); err != nil {
 			w.log.Debug("lifecycle: advance failed; the deposit's message will take the step", "payment", ref.ID, "err", err)
 		}
 	}

@@ -24,8 +24,18 @@ const conflictRetries = 20
 // an effect: it decides nothing when another writer got there first.
 func (w *Workers) execute(ctx context.Context, tenantID, paymentID uuid.UUID,
 	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
+	return w.executeFrom(ctx, tenantID, paymentID, domain.PaymentSnapshot{}, decide)
+}
+
+// executeFrom is execute deciding first on read, the payment as this
+// process has just read or written it, instead of reading it again
+// (Payments.ExecutePaymentFrom); every decision after a conflict is made on
+// a fresh read.
+func (w *Workers) executeFrom(ctx context.Context, tenantID, paymentID uuid.UUID, read domain.PaymentSnapshot,
+	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
 	for try := 0; ; try++ {
-		p, err := w.payments.ExecutePayment(ctx, paymentRef(tenantID, paymentID), workerMeta, decide)
+		p, err := w.payments.ExecutePaymentFrom(ctx, paymentRef(tenantID, paymentID), read, workerMeta, decide)
+		read = domain.PaymentSnapshot{}
 		if err == nil || domain.ErrorKind(err) != domain.Conflict || try >= conflictRetries || ctx.Err() != nil {
 			return p, err
 		}

@@ -64,6 +64,13 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 	var status string // the status the step starts from
 	switch event {
 	case "deposited", "document_attached":
+		w.advancing.wait(ctx, paymentID)
+		if w.settled.has(paymentID) {
+			return nil
+		}
+		if _, ok := w.paying.convertedAt(paymentID); ok {
+			return nil // converted here, and being paid out: nothing is left to convert
+		}
 		step, status = w.beginPayout, domain.StatusDeposited
 	case "transferring":
 		// This process is paying it out: the answer takeOverPayout would
@@ -94,6 +101,12 @@ func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
 // unless this process failed or died before the payout was recorded, and
 // then it is the one that pays (takeOverPayout).
 func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID) error {
+	return w.convertAndPayOut(ctx, tenantID, paymentID, func() {})
+}
+
+// convertAndPayOut is beginPayout calling decided once the conversion is
+// recorded (and the payout about to start) or not made.
+func (w *Workers) convertAndPayOut(ctx context.Context, tenantID, paymentID uuid.UUID, decided func()) error {
 	var converted bool // by this call: another process's conversion is its to pay out
 	after, err := w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
 		converted = false
@@ -113,10 +126,12 @@ func (w *Workers) beginPayout(ctx context.Context, tenantID, paymentID uuid.UUID
 		return events, err
 	})
 	if err != nil || !converted || after.Status != domain.StatusTransferring {
+		decided()
 		return err
 	}
 	w.paying.start(paymentID, after.Payment.UpdatedAt)
 	defer w.paying.done(paymentID)
+	decided()
 	if err := w.payOutPayment(ctx, tenantID, after); err != nil {
 		// The conversion is recorded; its transferring message retries the payout.
 		w.log.Warn("lifecycle: payout after conversion failed; its message will retry it", "payment", paymentID, "err", err)
@@ -188,7 +203,11 @@ func (w *Workers) payOutPayment(ctx context.Context, tenantID uuid.UUID, p domai
 	if err != nil {
 		return fmt.Errorf("payout of %s: %w", p.ID, err)
 	}
-	after, err := w.execute(ctx, tenantID, p.ID, func(p domain.Payment) ([]domain.Event, error) {
+	// Decided on p, the payment as the conversion left it or as it was
+	// just read, rather than on another read: it changes only when a
+	// document is attached meanwhile, and then the append is refused and
+	// the result decided again on a fresh read.
+	after, err := w.executeFrom(ctx, tenantID, p.ID, p, func(p domain.Payment) ([]domain.Event, error) {
 		return domain.DecidePayoutResult(p, domain.PayoutResult{PayoutID: out.PayoutID, Rejected: out.Rejected,
 			Reason: out.Reason, Now: w.now()})
 	})

@@ -37,6 +37,19 @@ func (p payments) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta
 	return domain.PaymentSnapshot{Payment: snap.State, Version: snap.Version}, err
 }
 
+func (p payments) ExecutePaymentFrom(ctx context.Context, ref domain.StreamRef, read domain.PaymentSnapshot, meta domain.Metadata,
+	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
+	load := func(ctx context.Context) (eventstore.Snapshot[domain.Payment], error) {
+		if known := read; known.Version > 0 {
+			read = domain.PaymentSnapshot{}
+			return eventstore.Snapshot[domain.Payment]{State: known.Payment, Version: known.Version, UpdatedAt: known.UpdatedAt}, nil
+		}
+		return eventstore.FoldSnapshot(ctx, p.store, ref, domain.ApplyPayment)
+	}
+	snap, err := eventstore.ExecuteFrom(ctx, p.store, ref, meta, load, domain.ApplyPayment, decide)
+	return domain.PaymentSnapshot{Payment: snap.State, Version: snap.Version}, err
+}
+
 // fixedPrices is a price feed of every currency the tests pay in or out
 // (a conversion prices the deposit's currency too, for the change).
 type fixedPrices struct{}

@@ -13,7 +13,8 @@ import (
 // then the payment, only to hand itself back for what is left of
 // PayoutGrace (takeOverPayout), as most of them do under load
 // (docs/performance.md, "Lifecycle"). While the payment is held here that
-// answer is known without the reads. A payment not held (paid
+// answer is known without the reads, and so is its deposited message's:
+// the conversion is recorded. A payment not held (paid
 // out elsewhere, or its call over) is read as before.
 type payingHere struct {
 	mu       sync.Mutex

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/workers/webhooks"
@@ -27,16 +26,6 @@ const recordFor = 30 * time.Second
 // making, and short enough that a crashed one's deliveries resume within
 // a minute.
 const leaseFor = 45 * time.Second
-
-// delivery is one claimed webhook delivery.
-type delivery struct {
-	eventID, tenantID, paymentID uuid.UUID
-	typ                          string
-	occurredAt                   time.Time
-	payment                      []byte
-	attempts                     int
-	leaseUntil                   time.Time // when another process may claim it
-}
 
 // runWebhooks delivers status webhooks (contract §8). Deliveries are rows
 // written with the status events; this loop leases the due ones, oldest
@@ -60,7 +49,7 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 		// deliveries, or its leases would strand them until they lapse.
 		// It claims no more deliveries than it has free slots for.
 		slots := w.sendSlots.tryTake(claimBatch)
-		var claimed []delivery
+		var claimed []domain.WebhookDelivery
 		if slots > 0 {
 			var err error
 			claimed, err = w.claimWebhooks(context.WithoutCancel(ctx), slots)
@@ -70,7 +59,7 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 			w.sendSlots.give(slots - len(claimed))
 		}
 		for _, d := range claimed {
-			w.senders.enter(d.paymentID)
+			w.senders.enter(d.PaymentID)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -100,24 +89,34 @@ func (w *Workers) runWebhooks(ctx context.Context) error {
 const webhookIdlePoll = 250 * time.Millisecond
 
 // deliverInOrder makes d's attempt and, once it is delivered, goes on with
-// the payment's next status if one was written here meanwhile: a payment
-// whose statuses follow each other closely (deposited, transferring,
-// success within milliseconds) then has them sent back to back, each as
-// soon as the one before got its 2xx, instead of one per round of the
-// dispatcher. The caller has entered d's payment in w.senders; this leaves it.
-func (w *Workers) deliverInOrder(ctx context.Context, d delivery) {
+// the payment's next status if one is due: a payment whose statuses follow
+// each other closely (deposited, transferring, success within
+// milliseconds) then has them sent back to back, each as soon as the one
+// before got its 2xx, instead of one per round of the dispatcher. The
+// record of a 2xx leases the next delivery in the same round trip
+// (DeliveryLog.RecordWebhookAttempt); one written after that, which this
+// process announced meanwhile (w.senders), is claimed on its own. The
+// caller has entered d's payment in w.senders; this leaves it.
+func (w *Workers) deliverInOrder(ctx context.Context, d domain.WebhookDelivery) {
 	for {
-		if !w.deliver(ctx, d) {
-			w.senders.leave(d.paymentID)
+		delivered, next := w.deliver(ctx, d)
+		if !delivered {
+			w.senders.leave(d.PaymentID)
 			return
 		}
-		if !w.senders.claimNext(d.paymentID) {
-			return
-		}
-		next, err := w.claimPaymentWebhook(ctx, d.paymentID)
-		if err != nil || len(next) == 0 {
-			w.senders.leave(d.paymentID)
-			return
+		if len(next) > 0 {
+			// Whatever was announced since the last claim is this one or
+			// follows it, and the next record looks for it again.
+			w.senders.claimedNext(d.PaymentID)
+		} else {
+			if !w.senders.claimNext(d.PaymentID) {
+				return
+			}
+			var err error
+			if next, err = w.claimPaymentWebhook(ctx, d.PaymentID); err != nil || len(next) == 0 {
+				w.senders.leave(d.PaymentID)
+				return
+			}
 		}
 		d = next[0]
 	}
@@ -128,62 +127,16 @@ const claimBatch = 100
 
 // claimWebhooks leases up to limit due deliveries whose payment has no
 // earlier pending one.
-func (w *Workers) claimWebhooks(ctx context.Context, limit int) ([]delivery, error) {
-	return w.claim(ctx, `ORDER BY greatest(d.next_attempt_at, d.lease_until) LIMIT $3`, limit)
+func (w *Workers) claimWebhooks(ctx context.Context, limit int) ([]domain.WebhookDelivery, error) {
+	now := w.now()
+	return w.payments.ClaimWebhooks(ctx, now, now.Add(leaseFor), limit)
 }
 
 // claimPaymentWebhook leases the payment's next delivery if it is due (the
 // earliest pending status, so at most one).
-func (w *Workers) claimPaymentWebhook(ctx context.Context, paymentID uuid.UUID) ([]delivery, error) {
-	return w.claim(ctx, `AND d.payment_id = $3`, paymentID)
-}
-
-// claim leases the due deliveries the query's tail selects among those
-// whose payment has no earlier pending one. greatest(next_attempt_at,
-// lease_until) is when a delivery can next be claimed: its index
-// (webhook_deliveries_claimable) skips the rows other senders hold.
-//
-// The lease commits without waiting for its WAL flush (synchronous_commit
-// off for this one transaction, sent in the same round trip): a lease lost
-// to a Postgres crash only lets another sender make the same attempt again,
-// as a process dying after its claim does, and the attempt's record, which
-// commits synchronously, makes every lease written before it durable too.
-// Each delivery is claimed before it is sent, so waiting for that flush
-// cost every webhook one more fsync.
-func (w *Workers) claim(ctx context.Context, tail string, args ...any) ([]delivery, error) {
-	until := w.now().Add(leaseFor)
-	b := &pgx.Batch{}
-	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
-	b.Queue(`UPDATE webhook_deliveries SET lease_until = $1
-		WHERE event_id IN (
-			SELECT d.event_id FROM webhook_deliveries d
-			WHERE d.status = 'pending' AND greatest(d.next_attempt_at, d.lease_until) <= $2
-				AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until < $2)
-				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.payment_id = d.payment_id
-					AND e.status = 'pending' AND e.stream_version < d.stream_version)
-			`+tail+` FOR UPDATE SKIP LOCKED)
-		RETURNING event_id, tenant_id, payment_id, type, occurred_at, payment, attempts`,
-		append([]any{until, w.now()}, args...)...)
-	// One implicit transaction: the batch is sent with a single Sync.
-	br := w.pool.SendBatch(ctx, b)
-	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, err
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
-	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (delivery, error) {
-		var d delivery
-		err := r.Scan(&d.eventID, &d.tenantID, &d.paymentID, &d.typ, &d.occurredAt, &d.payment, &d.attempts)
-		d.leaseUntil = until
-		return d, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return claimed, br.Close()
+func (w *Workers) claimPaymentWebhook(ctx context.Context, paymentID uuid.UUID) ([]domain.WebhookDelivery, error) {
+	now := w.now()
+	return w.payments.ClaimPaymentWebhook(ctx, paymentID, now, now.Add(leaseFor))
 }
 
 // webhookBody is the delivered JSON (contract §8).
@@ -195,17 +148,18 @@ type webhookBody struct {
 }
 
 // deliver makes one attempt and records it. It reports whether the
-// receiver answered 2xx and that answer is recorded.
-func (w *Workers) deliver(ctx context.Context, d delivery) bool {
+// receiver answered 2xx and that answer is recorded, and returns the
+// payment's next delivery when the record leased it.
+func (w *Workers) deliver(ctx context.Context, d domain.WebhookDelivery) (bool, []domain.WebhookDelivery) {
 	var p domain.Payment
-	if err := json.Unmarshal(d.payment, &p); err != nil {
-		w.log.Error("webhooks: stored payment", "event", d.eventID, "err", err)
-		return false
+	if err := json.Unmarshal(d.Payment, &p); err != nil {
+		w.log.Error("webhooks: stored payment", "event", d.EventID, "err", err)
+		return false, nil
 	}
 	data, err := w.cfg.RenderPayment(domain.PaymentSnapshot{Payment: p, UpdatedAt: p.UpdatedAt})
 	if err != nil {
-		w.log.Error("webhooks: render payment", "event", d.eventID, "err", err)
-		return false
+		w.log.Error("webhooks: render payment", "event", d.EventID, "err", err)
+		return false, nil
 	}
 	// The secret is stored sealed (sealing.Sealer). One that cannot be
 	// opened now (the database is away) is tried again when the lease ends.
@@ -220,7 +174,7 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 	// started, only while the request's timeout and the record's retries
 	// still fit in the lease; a delivery that missed that is left to the
 	// next claim.
-	sendBy := d.leaseUntil.Add(-w.cfg.WebhookTimeout - recordFor)
+	sendBy := d.LeaseUntil.Add(-w.cfg.WebhookTimeout - recordFor)
 	openCtx, cancel := context.WithTimeout(ctx, sendBy.Sub(w.now()))
 	var a webhooks.Attempt
 	secret, err := w.cfg.OpenSecret(openCtx, p.WebhookSecret)
@@ -230,50 +184,66 @@ func (w *Workers) deliver(ctx context.Context, d delivery) bool {
 	}
 	switch {
 	case errors.Is(err, ErrSecretUnreadable):
-		w.log.Error("webhooks: open the webhook secret", "event", d.eventID, "err", err)
+		w.log.Error("webhooks: open the webhook secret", "event", d.EventID, "err", err)
 		a = webhooks.Attempt{Err: webhooks.FailureSecretUnusable}
 	case err != nil:
-		w.log.Warn("webhooks: open the webhook secret", "event", d.eventID, "err", err)
-		return false
+		w.log.Warn("webhooks: open the webhook secret", "event", d.EventID, "err", err)
+		return false, nil
 	default:
-		body, _ := json.Marshal(webhookBody{ID: d.eventID.String(), Type: d.typ, CreatedAt: d.occurredAt.UTC().Format(domain.TimeFormat), Data: data})
-		a = w.webhooks.Deliver(ctx, p.WebhookURL, secret, d.eventID.String(), body, w.now())
+		body, _ := json.Marshal(webhookBody{ID: d.EventID.String(), Type: d.Type, CreatedAt: d.OccurredAt.UTC().Format(domain.TimeFormat), Data: data})
+		a = w.webhooks.Deliver(ctx, p.WebhookURL, secret, d.EventID.String(), body, w.now())
 	}
 	w.metrics.webhooks.WithLabelValues(map[bool]string{true: "delivered", false: "failed"}[a.Delivered]).Inc()
 	at := w.now()
-	attempt := domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: d.eventID, Type: d.typ, Attempt: d.attempts + 1,
+	attempt := domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: d.EventID, Type: d.Type, Attempt: d.Attempts + 1,
 		StatusCode: a.StatusCode, Duration: a.Duration, Err: a.Err, Delivered: a.Delivered, Now: at}, w.cfg.WebhookSchedule)
-	err = w.record(ctx, d, attempt)
+	next, err := w.record(ctx, d, attempt)
 	if err != nil && !errors.Is(err, context.Canceled) {
-		w.log.Warn("webhooks: record attempt", "event", d.eventID, "err", err)
+		w.log.Warn("webhooks: record attempt", "event", d.EventID, "err", err)
 	}
-	return err == nil && a.Delivered
+	return err == nil && a.Delivered, next
 }
 
-// record records attempt a of d, trying again until it succeeds or d's
-// lease ends. A 2xx whose record is lost is sent again once the lease
-// ends, so the record must not fail needlessly. Every error is tried
+// record records attempt a of d and, in the same transaction, leases the
+// payment's next delivery to this process, trying again until it succeeds
+// or d's lease ends. A 2xx whose record is lost is sent again once the
+// lease ends, so the record must not fail needlessly. Every error is tried
 // again, not only those known to mean the database is away: what a
 // failover returns is no closed list (a connection cut, a server shutting
 // down or starting up, a statement that reached a server that became a
 // standby, pgx's own errors about a broken connection), and the record is
 // idempotent, so trying again after an error that will not pass costs
-// only a few statements. Past the lease another process may claim d and
-// send it again anyway.
-func (w *Workers) record(ctx context.Context, d delivery, a domain.PaymentWebhookAttempted) error {
-	ctx, cancel := context.WithDeadline(ctx, d.leaseUntil)
+// only a few statements. After a first failure the record is made alone:
+// the lease rides on its transaction, and must never cost a 2xx its
+// record. Past the lease another process may claim d and send it again
+// anyway.
+func (w *Workers) record(ctx context.Context, d domain.WebhookDelivery, a domain.PaymentWebhookAttempted) ([]domain.WebhookDelivery, error) {
+	ctx, cancel := context.WithDeadline(ctx, d.LeaseUntil)
 	defer cancel()
 	wait := recordRetryFirst
+	leaseNext := true
 	for {
-		err := w.payments.RecordWebhookAttempt(ctx, d.tenantID, d.paymentID, a)
-		if err == nil || ctx.Err() != nil || !w.now().Add(wait).Before(d.leaseUntil) {
-			return err
+		now := w.now()
+		var until time.Time // zero: the record alone
+		if leaseNext {
+			until = now.Add(leaseFor)
+		}
+		next, err := w.payments.RecordWebhookAttempt(ctx, d.TenantID, d.PaymentID, a, now, until)
+		if err == nil || ctx.Err() != nil {
+			return next, err
+		}
+		if leaseNext {
+			leaseNext = false
+			continue
+		}
+		if !w.now().Add(wait).Before(d.LeaseUntil) {
+			return nil, err
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return err
+			return nil, err
 		case <-t.C:
 		}
 		wait = min(2*wait, recordRetryMax)

@@ -62,3 +62,58 @@ func TestWebhookNotSentPastItsLease(t *testing.T) {
 		t.Fatalf("attempts recorded: %d (%v), want 0", attempts, err)
 	}
 }
+
+// The record of a 2xx leases the payment's next delivery in the same
+// transaction, and only then: a failed attempt leaves its delivery
+// pending, so the next status still waits behind it.
+func TestWebhookRecordLeasesTheNext(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	id := uuid.Must(uuid.NewV7())
+	e.createdWith(t, id, 1500, "http://127.0.0.1:1/hook", func(sats int64) domain.LightningInvoice {
+		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
+	})
+	if _, err := e.payments.ExecutePayment(ctx, paymentRef(e.tenant, id), domain.Metadata{},
+		func(p domain.Payment) ([]domain.Event, error) {
+			return domain.DecideDeposit(p, domain.RecordDeposit{Amount: p.Outstanding(), Now: time.Now()})
+		}); err != nil {
+		t.Fatal(err)
+	}
+	claim := func() []domain.WebhookDelivery {
+		t.Helper()
+		now := time.Now()
+		got, err := e.payments.ClaimPaymentWebhook(ctx, id, now, now.Add(leaseFor))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	record := func(d domain.WebhookDelivery, attempt int, delivered bool) []domain.WebhookDelivery {
+		t.Helper()
+		now := time.Now()
+		a := domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: d.EventID, Type: d.Type, Attempt: attempt,
+			StatusCode: map[bool]int{true: 200, false: 500}[delivered], Delivered: delivered, Now: now}, []time.Duration{0})
+		next, err := e.payments.RecordWebhookAttempt(ctx, e.tenant, id, a, now, now.Add(leaseFor))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return next
+	}
+	first := claim()
+	if len(first) != 1 || first[0].Type != "payment.created" {
+		t.Fatalf("first claim: got %+v, want the payment.created delivery", first)
+	}
+	if got := claim(); len(got) != 0 {
+		t.Fatalf("claim while payment.created is leased: got %d deliveries, want none", len(got))
+	}
+	if next := record(first[0], 1, false); len(next) != 0 {
+		t.Fatalf("a failed attempt's record leased %+v, want nothing: payment.created is still pending", next)
+	}
+	if next := record(first[0], 2, true); len(next) != 1 || next[0].Type != "payment.deposited" || next[0].Attempts != 0 {
+		t.Fatalf("the 2xx's record: got %+v, want the payment.deposited delivery, leased", next)
+	}
+	if got := claim(); len(got) != 0 {
+		t.Fatalf("claim after the record leased payment.deposited: got %d deliveries, want none", len(got))
+	}
+}

@@ -77,6 +77,15 @@ func (s *sendingPayments) claimNext(payment uuid.UUID) bool {
 	return false
 }
 
+// claimedNext tells that a goroutine sending payment's webhooks has
+// claimed the next one: the newer deliveries announced so far are that
+// one, or will be looked for when it is recorded.
+func (s *sendingPayments) claimedNext(payment uuid.UUID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy[payment].more = false
+}
+
 // leave records that a goroutine stopped sending payment's webhooks.
 func (s *sendingPayments) leave(payment uuid.UUID) {
 	s.mu.Lock()

@@ -30,6 +30,18 @@ func TestSendingPayments(t *testing.T) {
 	if !s.enterUnlessBusy(p) {
 		t.Fatal("the sender left on claimNext = false: a new delivery is this goroutine's again")
 	}
+	// The record of a 2xx leased the next delivery itself: what was
+	// announced before is in hand, and the sender stays.
+	if s.enterUnlessBusy(p) {
+		t.Fatal("second delivery while p is being sent: enterUnlessBusy = true, want false")
+	}
+	s.claimedNext(p)
+	if s.claimNext(p) {
+		t.Fatal("after claimedNext: claimNext = true, want false")
+	}
+	if !s.enterUnlessBusy(p) {
+		t.Fatal("the sender left on claimNext = false: a new delivery is this goroutine's again")
+	}
 
 	// Two goroutines on one payment (the dispatcher and the fast path): it
 	// stays busy until both have left, and one of them takes the hand-over.

@@ -28,9 +28,22 @@ type Payments interface {
 	PaymentStatus(ctx context.Context, tenantID, id uuid.UUID) (string, error)
 	ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
+	// ExecutePaymentFrom is ExecutePayment deciding first on read (Version
+	// 0: none), the payment as the caller read or wrote it; a read no
+	// longer current is refused by the append and decided again on a
+	// fresh one.
+	ExecutePaymentFrom(ctx context.Context, ref domain.StreamRef, read domain.PaymentSnapshot, meta domain.Metadata,
+		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
 	// RecordWebhookAttempt logs an attempt and moves its delivery on, in
-	// one transaction (projections.DeliveryLog).
-	RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted) error
+	// one transaction (projections.DeliveryLog); after a 2xx, the same
+	// transaction leases the payment's next delivery, due at now, until
+	// leaseNext, and returns it.
+	RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted,
+		now, leaseNext time.Time) ([]domain.WebhookDelivery, error)
+	// ClaimWebhooks and ClaimPaymentWebhook lease due webhook deliveries,
+	// at most limit, or the payment's next, until until.
+	ClaimWebhooks(ctx context.Context, now, until time.Time, limit int) ([]domain.WebhookDelivery, error)
+	ClaimPaymentWebhook(ctx context.Context, paymentID uuid.UUID, now, until time.Time) ([]domain.WebhookDelivery, error)
 }
 
 // Config holds the workers' settings.
@@ -93,6 +106,7 @@ type Workers struct {
 	sendSlots               sendSlots        // webhook attempts in flight here (Config.WebhookSends)
 	settled                 *settledHere     // payments whose payout result this process recorded
 	paying                  *payingHere      // payments this process converted and is paying out now
+	advancing               *advancingHere   // payments whose conversion the fast path is making
 	stalled                 stalledCursor    // where the stalled sweep goes on from (one goroutine: runStalled)
 	expiryPage              int              // overdue payments one query reads (expiryPage; tests lower it)
 }
@@ -143,7 +157,8 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
 		senders: newSendingPayments(), sendSlots: make(sendSlots, cfg.WebhookSends), settled: newSettledHere(), paying: newPayingHere(),
-		stalled: stalledCursor{batch: stalledBatch}, expiryPage: expiryPage}
+		advancing: newAdvancingHere(),
+		stalled:   stalledCursor{batch: stalledBatch}, expiryPage: expiryPage}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.

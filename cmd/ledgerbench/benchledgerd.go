@@ -28,8 +28,9 @@ type ledgerdSpec struct {
 	Ledgerctl    string // binary; empty: go build ./cmd/ledgerctl
 	DBMaxConns   int    // LEDGER_DB_MAX_CONNS
 	ReadyTimeout time.Duration
-	Keep         bool     // keep the database and the stream for inspection
-	Env          []string // further ledgerd settings, NAME=value, after the ones every run sets
+	Keep         bool       // keep the database and the stream for inspection
+	Env          []string   // further ledgerd settings, NAME=value, after the ones every run sets
+	Proxy        *pgCounter // when set, ledgerd reaches Postgres through it (ledgerctl does not)
 }
 
 // benchLedgerd is a ready ledgerd (sandbox mode, log level warn, its log on
@@ -114,7 +115,13 @@ func startBenchLedgerd(ctx context.Context, spec ledgerdSpec, stderr io.Writer) 
 	if err != nil {
 		return b, err
 	}
-	env := append([]string{"DATABASE_URL=" + b.DBURL, "NATS_URL=" + spec.NATSURL,
+	ledgerdDB := b.DBURL
+	if spec.Proxy != nil {
+		if ledgerdDB, err = spec.Proxy.URL(b.DBURL); err != nil {
+			return b, err
+		}
+	}
+	env := append([]string{"DATABASE_URL=" + ledgerdDB, "NATS_URL=" + spec.NATSURL,
 		"LEDGER_NATS_STREAM=" + b.Stream, "LEDGER_NATS_SUBJECT_PREFIX=" + b.Prefix, "LEDGER_ADDR=" + addr,
 		"LEDGER_LOG_LEVEL=warn", "LEDGER_DB_MAX_CONNS=" + strconv.Itoa(spec.DBMaxConns), "LEDGER_MODE=sandbox",
 		"LEDGER_DATA_DIR=" + filepath.Join(tmp, "data"),

@@ -37,6 +37,7 @@ type lifecycleConfig struct {
 	paymentsRate     float64 // given POST /payments rate; 0: measure it
 	paymentsDuration time.Duration
 	payoutSample     int
+	profileCounts    bool // run ledgerd's Postgres sessions through a pgCounter
 	out              string
 }
 
@@ -81,6 +82,9 @@ flags:
 		"POST /payments rate (requests/s) of ledgerbench payments at concurrency 64 to compare with; 0: measure it in this run")
 	fs.DurationVar(&c.paymentsDuration, "payments-duration", 5*time.Second, "length of the closed-loop POST /payments phase (without -payments-rate)")
 	fs.IntVar(&c.payoutSample, "payout-sample", 20, "random deposited payments checked for exactly one sandbox payout (GET /sandbox/payouts)")
+	fs.BoolVar(&c.profileCounts, "profile-counts", false,
+		"count what a settled payment costs: ledgerd's Postgres sessions go through a proxy that counts statements, round trips and transactions, "+
+			"with xact_commit, ledgerd's and its backends' CPU time and the messages published, net of the idle server's (watched for 5 s before the load)")
 	fs.StringVar(&c.out, "out", "bench-lifecycle.json", "JSON report path")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -136,6 +140,9 @@ func runLifecycle(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	printLifecycleTable(stdout, *rep)
+	if rep.Profile != nil {
+		printProfile(stdout, *rep.Profile)
+	}
 	if werr := benchkit.WriteJSON(cfg.out, rep); werr != nil {
 		return errors.Join(err, werr)
 	}
@@ -149,6 +156,12 @@ func runLifecycle(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // request, the payout check, the POST /payments phase, cleanup) comes
 // with the figures, not instead of them.
 func measureLifecycle(ctx context.Context, cfg lifecycleConfig, stderr io.Writer) (_ *lifecycleReport, err error) {
+	if cfg.profileCounts {
+		if cfg.server.Proxy, err = startPGCounter(cfg.server.DatabaseURL); err != nil {
+			return nil, err
+		}
+		defer cfg.server.Proxy.Close()
+	}
 	lg, err := startBenchLedgerd(ctx, cfg.server, stderr)
 	if err != nil {
 		return nil, err
@@ -191,9 +204,22 @@ func measureLifecycle(ctx context.Context, cfg lifecycleConfig, stderr io.Writer
 		return nil, err
 	}
 	b.quiet(ctx)
+	var prof *profiler
+	var idle0, idle1, timed0 profileReading
+	if cfg.profileCounts {
+		if prof, err = newProfiler(cfg.server.Proxy, pool, lg.NC, lg.Stream, lg.Server.PID()); err != nil {
+			return nil, err
+		}
+		idle0, idle1 = prof.idle(ctx)
+		timed0 = idle1
+	}
 	before, beforeErr := scrapeWorkerCounts(ctx, client, lg.Server.BaseURL)
 	res, recs, loadErr := b.lifecycle(ctx)
 	rep.Lifecycle = res
+	if prof != nil {
+		pc := profile(idle0, idle1, timed0, prof.settle(ctx, cfg.drain), res.Completed)
+		rep.Profile = &pc
+	}
 	after, afterErr := scrapeWorkerCounts(ctx, client, lg.Server.BaseURL)
 	if err := errors.Join(beforeErr, afterErr); err != nil {
 		rep.WorkersError = err.Error()

@@ -27,7 +27,9 @@ type lifecycleReport struct {
 	// why it is missing.
 	Workers      *workerCounts `json:"workers,omitempty"`
 	WorkersError string        `json:"workersError,omitempty"`
-	Targets      []target      `json:"targets"`
+	// Profile is what a settled payment cost (-profile-counts).
+	Profile *profileCounts `json:"profile,omitempty"`
+	Targets []target       `json:"targets"`
 }
 
 type lifecycleParams struct {

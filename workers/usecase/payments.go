@@ -17,8 +17,23 @@ import (
 // one row where folding costs every event.
 func (l *Ledger) ExecutePayment(ctx context.Context, ref domain.StreamRef, meta domain.Metadata,
 	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
+	return l.ExecutePaymentFrom(ctx, ref, domain.PaymentSnapshot{}, meta, decide)
+}
+
+// ExecutePaymentFrom is ExecutePayment deciding first on read, the payment
+// as the caller has just read or written it (Version 0: not known), rather
+// than reading its row again. A read that is no longer current costs
+// nothing but a refused append: the append is made at read's version, and
+// the command is then decided again on the row.
+func (l *Ledger) ExecutePaymentFrom(ctx context.Context, ref domain.StreamRef, read domain.PaymentSnapshot, meta domain.Metadata,
+	decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error) {
 	load := func(ctx context.Context) (eventstore.Snapshot[domain.Payment], error) {
-		row, err := l.Payment(ctx, ref.TenantID, ref.ID)
+		row := read
+		var err error
+		if row.Version == 0 {
+			row, err = l.Payment(ctx, ref.TenantID, ref.ID)
+		}
+		read = domain.PaymentSnapshot{} // a retry decides on the row
 		return eventstore.Snapshot[domain.Payment]{State: row.Payment, Version: row.Version, UpdatedAt: row.UpdatedAt}, err
 	}
 	var before domain.Payment // as the events were decided on
@@ -48,10 +63,11 @@ func (l *Ledger) AttachPaymentDocument(ctx context.Context, ref domain.StreamRef
 }
 
 // RecordSandboxDeposit records a deposit of amount (zero: what remains
-// due when it is decided) on a sandbox payment.
-func (l *Ledger) RecordSandboxDeposit(ctx context.Context, ref domain.StreamRef, amount decimal.Decimal,
+// due when it is decided) on a sandbox payment, deciding first on read,
+// the payment as the request read it (ExecutePaymentFrom).
+func (l *Ledger) RecordSandboxDeposit(ctx context.Context, ref domain.StreamRef, read domain.PaymentSnapshot, amount decimal.Decimal,
 	meta domain.Metadata) (domain.PaymentSnapshot, error) {
-	return l.ExecutePayment(ctx, ref, meta, func(p domain.Payment) ([]domain.Event, error) {
+	return l.ExecutePaymentFrom(ctx, ref, read, meta, func(p domain.Payment) ([]domain.Event, error) {
 		a := amount
 		if a.IsZero() {
 			a = p.Outstanding()
