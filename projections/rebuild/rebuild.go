@@ -31,7 +31,8 @@ var Groups = []Group{
 	{Name: "tenants", Tables: []string{"tenants", "api_keys"}},
 	{Name: "users", Tables: []string{"users", "momo_accounts", "kyc_documents"}},
 	{Name: "merchants", Tables: []string{"merchants"}},
-	{Name: "payments", Tables: []string{"payments", "payment_documents", "payment_deadlines"}},
+	{Name: "payments", Tables: []string{"payments", "payment_documents", "payment_deadlines", "deposit_references"}},
+	{Name: "bank_credits", Tables: []string{"bank_credits", "unmatched_funds"}},
 	{Name: "postings", Tables: []string{"ledger_entries"}},
 	{Name: "dashboard", Tables: []string{"dashboard_users", "dashboard_sessions"}},
 }

@@ -50,8 +50,8 @@ type Credit struct {
 
 // Skipped is an entry that is not a credit to record, and why.
 type Skipped struct {
-	EntryRef string
-	Reason   string
+	EntryRef string `json:"entryRef"`
+	Reason   string `json:"reason"`
 }
 
 // File is what a camt file holds.
