@@ -29,6 +29,7 @@ import (
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers"
+	"github.com/ledger/ledger/workers/rails/camt"
 	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/usecase"
@@ -167,6 +168,16 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.handler = withDashboard(a.api, a.api.PaceBodies(a.dash)) // the API paces its own
 	if bankRail != nil {
 		a.handler = withRoute(a.handler, paystack.WebhookPath, a.api.PaceBodies(bankRail))
+	}
+	token, err := cfg.operatorToken()
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		importCamt := func(ctx context.Context, r io.Reader) (any, error) {
+			return ledger.ImportCamt(ctx, r, domain.Metadata{Actor: "operator:api"})
+		}
+		a.handler = withRoute(a.handler, camt.ImportPath, a.api.PaceBodies(camt.NewHandler(token, importCamt, log)))
 	}
 	return a, nil
 }

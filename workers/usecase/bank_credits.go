@@ -209,7 +209,7 @@ type ImportReport struct {
 func (l *Ledger) ImportCamt(ctx context.Context, r io.Reader, meta domain.Metadata) (ImportReport, error) {
 	f, err := camt.Parse(r)
 	if err != nil {
-		return ImportReport{}, domain.Errorf(domain.Invalid, "camt_invalid", "%s", err)
+		return ImportReport{}, &domain.Error{Kind: domain.Invalid, Code: "camt_invalid", Message: err.Error(), Err: err}
 	}
 	rep := ImportReport{Message: f.Message, Credits: make([]CreditResult, 0, len(f.Credits)), Skipped: f.Skipped}
 	if rep.Skipped == nil {
