@@ -145,6 +145,44 @@ func TestCamtDeposits(t *testing.T) {
 		if r := s.call(t, http.MethodPost, camt.ImportPath, p.tok, string(body)); r.Status != http.StatusUnauthorized {
 			t.Errorf("POST with a tenant token: got %d, want 401", r.Status)
 		}
+		if r := s.call(t, http.MethodPost, camt.ImportPath, testOperatorToken, "<Document/>"); r.Status != http.StatusBadRequest {
+			t.Errorf("POST of a file that is no camt: got %d %s, want 400", r.Status, r.Body)
+		}
+	})
+
+	t.Run("the same entry posted concurrently funds once", func(t *testing.T) {
+		race := p.payByBank(t, "Europe")
+		body, err := os.ReadFile(camtFile(t, credit{"E-RACE", race.Amount.StringFixed(2), "EUR", race.Reference, ""}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outcomes := make(chan string, 4)
+		for range 4 {
+			go func() {
+				req, err := s.callRequest(http.MethodPost, camt.ImportPath, testOperatorToken, string(body))
+				if err != nil {
+					outcomes <- err.Error()
+					return
+				}
+				r, err := trySend(req)
+				var rep importReport
+				if err != nil || r.Status != http.StatusOK || json.Unmarshal(r.Body, &rep) != nil || len(rep.Credits) != 1 {
+					outcomes <- fmt.Sprintf("error %v %d %s", err, r.Status, r.Body)
+					return
+				}
+				outcomes <- rep.Credits[0].Outcome
+			}()
+		}
+		count := map[string]int{}
+		for range 4 {
+			count[<-outcomes]++
+		}
+		if count["deposited"] != 1 || count["duplicate"] != 3 {
+			t.Errorf("outcomes: got %v, want 1 deposited and 3 duplicates", count)
+		}
+		if n := s.depositEvents(t, race.ID); n != 1 {
+			t.Errorf("deposit events: got %d, want 1", n)
+		}
 	})
 
 	offByOne := p.payByBank(t, "Europe")
