@@ -138,3 +138,17 @@ func (q *Reader) PaymentOfAnyTenant(ctx context.Context, id uuid.UUID) (TenantPa
 	p.PaymentSnapshot, err = q.Payment(ctx, p.TenantID, id)
 	return p, err
 }
+
+// ListTenantUnmatched returns up to limit of the unmatched items a
+// tenant's books hold, newest first.
+func (q *Reader) ListTenantUnmatched(ctx context.Context, tenantID uuid.UUID, limit int) ([]domain.UnmatchedFunds, error) {
+	rows, err := q.pool.Query(ctx, `SELECT state, version FROM unmatched_funds WHERE tenant_id = $1
+		ORDER BY created_at DESC, id DESC LIMIT $2`, tenantID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list unmatched funds: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.UnmatchedFunds, error) {
+		u, err := scanUnmatched(r)
+		return u.UnmatchedFunds, err
+	})
+}

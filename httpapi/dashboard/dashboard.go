@@ -79,9 +79,11 @@ type Events interface {
 	StreamHistory(ctx context.Context, stream domain.StreamRef) ([]domain.Record, error)
 }
 
-// Ledger is the double-entry postings read model.
+// Ledger is the double-entry postings read model, and the unmatched funds
+// the tenant's books hold in suspense.
 type Ledger interface {
 	TrialBalance(ctx context.Context, tenantID uuid.UUID, asOf time.Time) ([]domain.AccountBalance, error)
+	ListTenantUnmatched(ctx context.Context, tenantID uuid.UUID, limit int) ([]domain.UnmatchedFunds, error)
 }
 
 // DocumentLinks signs download links of documents (the API's presigned

@@ -43,4 +43,7 @@ CREATE TABLE unmatched_funds (
     created_at timestamptz NOT NULL,
     updated_at timestamptz NOT NULL
 );
+-- The operator's queue (ledgerctl unmatched list) and a tenant's page of
+-- the dashboard.
 CREATE INDEX unmatched_funds_status ON unmatched_funds (status, created_at, id);
+CREATE INDEX unmatched_funds_tenant ON unmatched_funds (tenant_id, created_at DESC, id DESC);
