@@ -2,7 +2,8 @@
 // rendered pages under /dashboard for the people at a partner who do not
 // read JSON. It signs in a tenant's dashboard users, issues and revokes API
 // keys (the secret shown once), and shows payments (live, over Server-Sent
-// Events), users, the event history and the trial balance. It reads through
+// Events), users, the event history, the trial balance and the unmatched
+// funds its books hold. It reads through
 // the small interfaces below, which cmd/ledgerd fills with the same read
 // models and event store the JSON API uses; every change it makes is an
 // event whose actor is the dashboard user.
