@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -315,5 +316,44 @@ func TestCamtCreditAfterExpiry(t *testing.T) {
 	p.s.queryRow(t, `SELECT state->>'paymentId' FROM unmatched_funds WHERE id = $1`, []any{id}, &paymentID)
 	if paymentID != late.ID {
 		t.Errorf("unmatched funds name payment %q, want %s", paymentID, late.ID)
+	}
+}
+
+// TestOperatorTokenConfiguration: ledgerd refuses an operator token given
+// twice or too short, and reads it from a file, trimmed.
+func TestOperatorTokenConfiguration(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file, short := filepath.Join(dir, "operator.token"), filepath.Join(dir, "short.token")
+	if err := os.WriteFile(file, []byte(testOperatorToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(short, []byte("0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	load := func(env map[string]string) (config, error) {
+		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	}
+	for name, env := range map[string]map[string]string{
+		"twice":     {"LEDGER_OPERATOR_TOKEN": testOperatorToken, "LEDGER_OPERATOR_TOKEN_FILE": file},
+		"too short": {"LEDGER_OPERATOR_TOKEN": "0123456789"},
+	} {
+		if _, err := load(env); err == nil || !strings.Contains(err.Error(), "LEDGER_OPERATOR_TOKEN") {
+			t.Errorf("%s: got %v, want a LEDGER_OPERATOR_TOKEN error", name, err)
+		}
+	}
+	cfg, err := load(map[string]string{"LEDGER_OPERATOR_TOKEN_FILE": file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token, err := cfg.operatorToken(); err != nil || token != testOperatorToken {
+		t.Errorf("got %q, %v; want the file's token", token, err)
+	}
+	cfg, err = load(map[string]string{"LEDGER_OPERATOR_TOKEN_FILE": short})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.operatorToken(); err == nil {
+		t.Error("a short token in the file: got no error")
 	}
 }
