@@ -40,7 +40,7 @@ type BankCredit struct {
 type CreditOutcome struct {
 	Payment         []Event   // on the matched payment's stream; nil when it takes nothing
 	Unmatched       []Event   // on a new unmatched_funds stream; nil when everything matched
-	UnmatchedTenant uuid.UUID // the tenant whose books hold Unmatched: the payment's, or uuid.Nil (the operator's) when no single payment is named
+	UnmatchedTenant uuid.UUID // the tenant whose books hold Unmatched: the payment's, or OperatorBooks when no single payment is named
 }
 
 // ReceiveBankCredit is a bank credit to match against matches: the
@@ -82,16 +82,16 @@ func DecideBankCredit(c ReceiveBankCredit) (CreditOutcome, error) {
 	}
 	switch len(c.Matches) {
 	case 0:
-		return hold(uuid.Nil, UnmatchedNoMatch, nil)
+		return hold(OperatorBooks, UnmatchedNoMatch, nil)
 	case 1:
 	default:
-		return hold(uuid.Nil, UnmatchedAmbiguous, nil)
+		return hold(OperatorBooks, UnmatchedAmbiguous, nil)
 	}
 	m := c.Matches[0]
 	p := m.Payment
 	switch {
 	case p.Funding != FundingBankTransfer:
-		return hold(uuid.Nil, UnmatchedNoMatch, nil) // a reference of another rail: unreachable, references are made for bank transfers only
+		return hold(OperatorBooks, UnmatchedNoMatch, nil) // a reference of another rail: unreachable, references are made for bank transfers only
 	case cr.Currency != p.DepositCurrency:
 		return hold(m.TenantID, UnmatchedWrongCurrency, &p)
 	case p.Status == StatusExpired || (p.Status == StatusCreated && !c.Now.Before(p.ExpiresAt)):

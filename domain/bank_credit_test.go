@@ -84,7 +84,7 @@ func TestDecideBankCredit(t *testing.T) {
 			if u.Reason != tc.wantReason || !u.Amount.Equal(decimal.RequireFromString(tc.wantUnmatched)) || u.Entry.EntryRef != "E1" {
 				t.Errorf("got %s %s for %s, want %s %s", u.Reason, u.Amount, u.Entry.EntryRef, tc.wantReason, tc.wantUnmatched)
 			}
-			if wantTenant := map[bool]uuid.UUID{true: uuid.Nil, false: tenant}[tc.wantOperator]; u.TenantID != wantTenant || out.UnmatchedTenant != wantTenant {
+			if wantTenant := map[bool]uuid.UUID{true: OperatorBooks, false: tenant}[tc.wantOperator]; u.TenantID != wantTenant || out.UnmatchedTenant != wantTenant {
 				t.Errorf("got tenant %s (outcome %s), want %s", u.TenantID, out.UnmatchedTenant, wantTenant)
 			}
 		})
@@ -102,7 +102,7 @@ func TestUnmatchedResolution(t *testing.T) {
 	}
 	p := bankPayment(StatusCreated, now.Add(time.Hour))
 
-	out, err := DecideAssignUnmatched(open(uuid.Nil, "130", "FR76"), AssignUnmatched{Payment: p, Tenant: tenant, By: "operator:ann", UnmatchedID: uuid.New(), Now: now})
+	out, err := DecideAssignUnmatched(open(OperatorBooks, "130", "FR76"), AssignUnmatched{Payment: p, Tenant: tenant, By: "operator:ann", UnmatchedID: uuid.New(), Now: now})
 	wantTypes(t, out.Payment, err, "payment.deposited")
 	wantTypes(t, out.Item, nil, "unmatched_funds.assigned")
 	wantTypes(t, out.Unmatched, nil, "unmatched_funds.received")
@@ -124,14 +124,14 @@ func TestUnmatchedResolution(t *testing.T) {
 	wantError(t, err, Conflict, "unmatched_funds_other_tenant")
 	usd := p
 	usd.DepositCurrency = "GBP"
-	_, err = DecideAssignUnmatched(open(uuid.Nil, "10", ""), AssignUnmatched{Payment: usd, Tenant: tenant, By: "operator", Now: now})
+	_, err = DecideAssignUnmatched(open(OperatorBooks, "10", ""), AssignUnmatched{Payment: usd, Tenant: tenant, By: "operator", Now: now})
 	wantError(t, err, Conflict, "currency_mismatch")
-	_, err = DecideAssignUnmatched(open(uuid.Nil, "10", ""), AssignUnmatched{Payment: bankPayment(StatusExpired, now), Tenant: tenant, By: "operator", Now: now})
+	_, err = DecideAssignUnmatched(open(OperatorBooks, "10", ""), AssignUnmatched{Payment: bankPayment(StatusExpired, now), Tenant: tenant, By: "operator", Now: now})
 	wantError(t, err, Conflict, "payment_not_awaiting_funds")
 
-	_, err = DecideReturnUnmatched(open(uuid.Nil, "10", ""), ReturnUnmatched{By: "operator", Now: now})
+	_, err = DecideReturnUnmatched(open(OperatorBooks, "10", ""), ReturnUnmatched{By: "operator", Now: now})
 	wantError(t, err, Conflict, "payer_account_unknown")
-	u := open(uuid.Nil, "10", "FR76")
+	u := open(OperatorBooks, "10", "FR76")
 	events, err := DecideReturnUnmatched(u, ReturnUnmatched{By: "operator", Now: now})
 	wantTypes(t, events, err, "unmatched_funds.return_requested")
 	u = ApplyUnmatched(u, events[0])

@@ -16,7 +16,7 @@ import (
 // then proceeds as if the credit had quoted its reference, or marked for
 // return to the payer's account as the rail reported it. An item stays in
 // the books of the payment's tenant when its credit named one payment, and
-// in the operator's (tenant uuid.Nil) otherwise.
+// in the operator's (OperatorBooks) otherwise.
 
 // Why funds are unmatched (reason).
 const (
@@ -35,13 +35,19 @@ const (
 	UnmatchedReturning = "returning" // owed back to the payer's account
 )
 
+// OperatorBooks is the tenant id of the operator's own books: the events
+// of unmatched funds that name no single payment, and so no tenant. It is
+// no tenant's (tenant ids are random UUIDv7s), and not the nil UUID, which
+// readers of the events take for "no tenant".
+var OperatorBooks = uuid.MustParse("00000000-0000-0000-0000-000000000001")
+
 // AccountSuspense holds unmatched funds until an operator resolves them.
 const AccountSuspense = "suspense:unmatched_funds"
 
 // UnmatchedFunds is the state of one unmatched item's stream.
 type UnmatchedFunds struct {
 	ID            uuid.UUID       `json:"id"`
-	TenantID      uuid.UUID       `json:"tenantId"` // whose books hold it; uuid.Nil: the operator's
+	TenantID      uuid.UUID       `json:"tenantId"` // whose books hold it: a tenant, or OperatorBooks
 	Status        string          `json:"status"`
 	Reason        string          `json:"reason"`
 	Rail          string          `json:"rail"` // the funding rail the money came by: BANK_TRANSFER
@@ -156,7 +162,7 @@ func DecideAssignUnmatched(u UnmatchedFunds, c AssignUnmatched) (AssignOutcome, 
 		return AssignOutcome{}, Errorf(Conflict, "unmatched_funds_resolved", "the unmatched funds are %s already", u.Status)
 	case c.By == "":
 		return AssignOutcome{}, Invalidf("actor", "an assignment names its operator")
-	case u.TenantID != uuid.Nil && u.TenantID != c.Tenant:
+	case u.TenantID != OperatorBooks && u.TenantID != c.Tenant:
 		return AssignOutcome{}, Errorf(Conflict, "unmatched_funds_other_tenant", "the funds are held in the books of tenant %s, not the payment's", u.TenantID)
 	case p.Funding != FundingBankTransfer:
 		return AssignOutcome{}, Errorf(Conflict, "payment_not_bank_transfer", "payment %s is funded by %s, not by bank transfer", p.ID, p.Funding)

@@ -298,6 +298,10 @@ func TestCamtDeposits(t *testing.T) {
 			t.Errorf("suspense balances: got %v, want GBP -12 and EUR 0", suspense)
 		}
 	})
+
+	// The read models the credits wrote (deposit references, bank entries,
+	// unmatched funds, postings) are what a replay of the events writes.
+	s.ledgerctl(t, "audit", "verify")
 }
 
 // TestCamtCreditAfterExpiry: a credit for a payment whose validity ended

@@ -219,12 +219,12 @@ func (f *fixture) bankCredits(tenant, user uuid.UUID, n int) []uuid.UUID {
 		f.t.Fatal(err)
 	}
 	stray := domain.ApplyUnmatched(domain.UnmatchedFunds{}, out.Unmatched[0])
-	f.append(domain.StreamRef{TenantID: uuid.Nil, Type: "unmatched_funds", ID: stray.ID}, out.Unmatched...)
+	f.append(domain.StreamRef{TenantID: domain.OperatorBooks, Type: "unmatched_funds", ID: stray.ID}, out.Unmatched...)
 	assign, err := domain.DecideAssignUnmatched(stray, domain.AssignUnmatched{Payment: assigned, Tenant: tenant, By: "operator:bo", Now: now})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	f.append(domain.StreamRef{TenantID: uuid.Nil, Type: "unmatched_funds", ID: stray.ID}, assign.Item...)
+	f.append(domain.StreamRef{TenantID: domain.OperatorBooks, Type: "unmatched_funds", ID: stray.ID}, assign.Item...)
 	f.append(domain.StreamRef{TenantID: tenant, Type: "payment", ID: assigned.ID}, assign.Payment...)
 	return []uuid.UUID{over.ID, assigned.ID}
 }
