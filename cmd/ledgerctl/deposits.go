@@ -51,8 +51,12 @@ func unmatchedList(ctx context.Context, db *database, args []string, stdout io.W
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *status == "all" {
+	switch *status {
+	case "all":
 		*status = ""
+	case domain.UnmatchedOpen, domain.UnmatchedAssigned, domain.UnmatchedReturning:
+	default:
+		return fmt.Errorf("--status must be open, assigned, returning or all, not %q", *status)
 	}
 	if err := db.open(ctx); err != nil {
 		return err
