@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,12 +121,13 @@ func TestCamtDeposits(t *testing.T) {
 	if id, _ := wantOutcome(t, s.importCamt(t, file), "deposited", ""); id != full.ID {
 		t.Fatalf("deposited to %s, want %s", id, full.ID)
 	}
-	got := p.waitFor(t, full.ID, 15*time.Second, func(m map[string]any) bool { return m["status"] != "created" })
+	// An onramp to a Lightning address: funded by the credit, converted and paid out.
+	got := p.waitFor(t, full.ID, 15*time.Second, statusIs("success"))
 	if d, err := decimal.NewFromString(fmt.Sprint(got["amountDeposited"])); err != nil || !d.Equal(full.Amount) {
 		t.Errorf("amountDeposited: got %v, want %s", got["amountDeposited"], full.Amount)
 	}
-	if st := statuses(got); len(st) < 2 || st[1] != "deposited" {
-		t.Errorf("statusLogs: got %v, want created then deposited", st)
+	if st := statuses(got); !slices.Equal(st, []string{"created", "deposited", "transferring", "success"}) {
+		t.Errorf("statusLogs: got %v, want created, deposited, transferring, success", st)
 	}
 
 	t.Run("the same file again records nothing", func(t *testing.T) {
