@@ -51,7 +51,7 @@ func (d EventDef) writeEntry(b *bytes.Buffer) error {
 	fmt.Fprintf(b, "\n## %s\n\n%s\n\n", d.cloudType(), d.Doc)
 	fmt.Fprintf(b, "- Schema version: %d\n", d.Version)
 	fmt.Fprintf(b, "- NATS subject: `ledger.<tenantId>.%s.%s.%s`\n", aggregate, id, name)
-	fmt.Fprintf(b, "- CloudEvents subject: `%ss/%s`\n", aggregate, id)
+	fmt.Fprintf(b, "- CloudEvents subject: `%s/%s`\n", collection(aggregate), id)
 	if len(d.Private) == 0 {
 		b.WriteString("- Withheld from NATS: nothing\n")
 	} else {
@@ -289,7 +289,7 @@ Every event, stored and published, is a CloudEvents 1.0 structured JSON object:
 | ` + "`id`" + ` | the event id (UUID); also the NATS ` + "`Nats-Msg-Id`" + ` |
 | ` + "`source`" + ` | ` + "`/tenants/<tenantId>`" + ` |
 | ` + "`type`" + ` | ` + "`ledger.<aggregate>.<event>.v<N>`" + `: aggregates ` + "`tenant`, `user`, `merchant`, `payment`, `dashboard_user`" + ` |
-| ` + "`subject`" + ` | ` + "`<aggregate>s/<aggregateId>`" + `, e.g. ` + "`payments/<paymentId>`" + ` |
+| ` + "`subject`" + ` | ` + "`<aggregate>s/<aggregateId>`" + `, e.g. ` + "`payments/<paymentId>`" + ` (` + "`unmatched_funds/<id>`" + `: already plural) |
 | ` + "`time`" + ` | when the event was recorded: ISO 8601 UTC with milliseconds |
 | ` + "`datacontenttype`" + ` | ` + "`application/json`" + ` |
 | ` + "`data`" + ` | the event's members, listed below per type |

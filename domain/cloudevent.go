@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // CloudEvent is the public envelope of an event, stored and published
@@ -39,7 +40,7 @@ func Envelope(r Record) CloudEvent {
 	return CloudEvent{
 		SpecVersion: "1.0", ID: r.ID.String(), Source: "/tenants/" + r.TenantID.String(),
 		Type:    CloudEventType(r.Type, r.SchemaVersion),
-		Subject: r.StreamType + "s/" + r.StreamID.String(), Time: r.RecordedAt.UTC().Format(TimeFormat),
+		Subject: collection(r.StreamType) + "/" + r.StreamID.String(), Time: r.RecordedAt.UTC().Format(TimeFormat),
 		DataContentType: "application/json", Data: r.Data,
 		TenantID: r.TenantID.String(), StreamID: r.StreamID.String(), StreamVersion: r.StreamVersion,
 		Position: r.Position, Actor: r.Meta.Actor, RequestID: r.Meta.RequestID,
@@ -72,4 +73,13 @@ func PublicData(r Record) (json.RawMessage, error) {
 		return nil, fmt.Errorf("publish %s: %w", r.ID, err)
 	}
 	return public, nil
+}
+
+// collection is the plural of a stream type, the first segment of a
+// CloudEvents subject: "payments", and "unmatched_funds" as it is.
+func collection(streamType string) string {
+	if strings.HasSuffix(streamType, "s") {
+		return streamType
+	}
+	return streamType + "s"
 }

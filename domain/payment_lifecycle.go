@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 )
 
@@ -31,6 +32,7 @@ const (
 type PaymentDepositReceived struct {
 	Amount   decimal.Decimal `json:"amount"`             // this deposit, in the deposit currency
 	Total    decimal.Decimal `json:"total"`              // deposited so far
+	Source   *DepositSource  `json:"source,omitempty"`   // where a bank transfer's funds came from; nil for the other rails
 	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	Message  string          `json:"message"`
 	At       time.Time       `json:"at"`
@@ -42,6 +44,7 @@ type PaymentDeposited struct {
 	Amount   decimal.Decimal `json:"amount"`
 	Total    decimal.Decimal `json:"total"`
 	Held     bool            `json:"held"`
+	Source   *DepositSource  `json:"source,omitempty"`   // where a bank transfer's funds came from; nil for the other rails
 	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	Message  string          `json:"message"`
 	At       time.Time       `json:"at"`
@@ -232,6 +235,18 @@ type RecordDeposit struct {
 	// prompt counts the same way: it was made for this payment, and the
 	// expiry worker asks how it ended before it expires the payment.
 	InvoiceSettled bool
+	// Source says which bank credit, or which unmatched funds an operator
+	// assigned, the deposit is: nil for the other rails.
+	Source *DepositSource
+}
+
+// DepositSource is the origin of a bank-transfer deposit: the bank's entry
+// (recorded once: a re-sent entry is refused by the bank_credits read
+// model's unique key in the same transaction), or the unmatched funds an
+// operator assigned to the payment.
+type DepositSource struct {
+	Entry       *BankEntry `json:"entry,omitempty"`
+	UnmatchedID *uuid.UUID `json:"unmatchedFundsId,omitempty"`
 }
 
 var errNotAwaitingFunds = func(p Payment) error {
@@ -256,10 +271,10 @@ func DecideDeposit(p Payment, c RecordDeposit) ([]Event, error) {
 	total := p.AmountDeposited.Add(c.Amount)
 	received := FormatAmount(total, p.DepositCurrency)
 	if total.LessThan(p.DepositDue) {
-		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at, Postings: depositPostings(p, c.Amount),
+		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at, Source: c.Source, Postings: depositPostings(p, c.Amount),
 			Message: fmt.Sprintf("Received %s of %s; awaiting the rest", received, FormatAmount(p.DepositDue, p.DepositCurrency))}}, nil
 	}
-	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at, Postings: depositPostings(p, c.Amount),
+	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at, Source: c.Source, Postings: depositPostings(p, c.Amount),
 		Message: fmt.Sprintf("Received %s; converting", received)}
 	if p.needsDocuments() {
 		e.Held = true

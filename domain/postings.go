@@ -32,7 +32,8 @@ const (
 //	payout_payable         converted amounts owed to recipients until the payout settles
 //	fees:otc               OTC fees earned
 //	change_payable         unused buffer owed back to payers
-//	refunds_payable        deposits owed back to payers (expired or failed payments)
+//	refunds_payable        deposits owed back to payers (expired or failed payments, unmatched funds marked for return)
+//	suspense:unmatched_funds  money received that no payment took, until an operator assigns or returns it
 const (
 	AccountCustomerFunds = "customer_funds"
 	AccountConversion    = "conversion"
@@ -102,6 +103,12 @@ func PostingsOf(e Event) []Posting {
 	case PaymentExpired:
 		return e.Postings
 	case PaymentPayoutReversed:
+		return e.Postings
+	case UnmatchedFundsReceived:
+		return e.Postings
+	case UnmatchedFundsAssigned:
+		return e.Postings
+	case UnmatchedFundsReturnRequested:
 		return e.Postings
 	}
 	return nil

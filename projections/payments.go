@@ -39,9 +39,17 @@ func (s *paymentStream) rows(w Rows, r *domain.Record, e domain.Event) {
 	case domain.PaymentCreated:
 		w.Put(paymentDeadlinesTable, r.StreamID, r.TenantID, e.ExpiresAt)
 		s.queueDelivery(w, r)
+		if ref := depositReference(e.Payment); ref != "" {
+			w.Put(depositReferencesTable, r.StreamID, r.TenantID, ref)
+		}
 	case domain.PaymentDocumentAttached:
 		w.Put(paymentDocumentsTable, e.DocumentID, r.TenantID, r.StreamID, e.FileName, e.ContentType, e.Size, e.SHA256, e.At)
+	case domain.PaymentDepositReceived:
+		putBankCredit(w, r, e.Source)
 	default:
+		if d, ok := e.(domain.PaymentDeposited); ok {
+			putBankCredit(w, r, d.Source)
+		}
 		if domain.StatusOf(e) == "" {
 			return
 		}
@@ -49,6 +57,27 @@ func (s *paymentStream) rows(w Rows, r *domain.Record, e domain.Event) {
 		if s.p.Status != domain.StatusTransferring && s.p.Status != domain.StatusSuccess { // those two never follow created
 			w.Delete(paymentDeadlinesTable, r.StreamID)
 		}
+	}
+}
+
+// depositReference is the reference a bank-transfer payment's payer must
+// quote, or "".
+func depositReference(p domain.Payment) string {
+	if p.Funding != domain.FundingBankTransfer {
+		return ""
+	}
+	var d domain.BankDeposit
+	if json.Unmarshal(p.DepositDetails, &d) != nil {
+		return ""
+	}
+	return d.Reference
+}
+
+// putBankCredit records the bank entry a deposit came from, once: the
+// table's unique key fails the append that would record it again.
+func putBankCredit(w Rows, r *domain.Record, src *domain.DepositSource) {
+	if src != nil && src.Entry != nil {
+		w.Put(bankCreditsTable, r.ID, r.TenantID, src.Entry.Account, src.Entry.EntryRef, r.RecordedAt)
 	}
 }
 

@@ -39,6 +39,9 @@ var (
 	dashboardUsersTable    = newTable("dashboard_users", 1, "id", "tenant_id", "email", "password_hash", "setup_token_hash", "setup_expires_at", "version",
 		"created_at", "updated_at")
 	dashboardSessionsTable = newTable("dashboard_sessions", 1, "session_hash", "user_id", "tenant_id", "created_at", "expires_at", "revoked_at")
+	depositReferencesTable = newTable("deposit_references", 1, "payment_id", "tenant_id", "reference")
+	bankCreditsTable       = newTable("bank_credits", 1, "event_id", "tenant_id", "account", "entry_ref", "recorded_at")
+	unmatchedFundsTable    = newTable("unmatched_funds", 1, "id", "tenant_id", "status", "state", "version", "created_at", "updated_at")
 )
 
 func newTable(name string, key int, columns ...string) *Table {
@@ -54,7 +57,7 @@ func newTable(name string, key int, columns ...string) *Table {
 // Tables lists every table the projection writes.
 var Tables = []*Table{tenantsTable, apiKeysTable, usersTable, momoAccountsTable, kycDocumentsTable, merchantsTable,
 	paymentsTable, paymentDocumentsTable, paymentDeadlinesTable, webhookDeliveriesTable, ledgerEntriesTable,
-	dashboardUsersTable, dashboardSessionsTable}
+	dashboardUsersTable, dashboardSessionsTable, depositReferencesTable, bankCreditsTable, unmatchedFundsTable}
 
 // Rows receives what events do to the read models. The append writes them
 // as statements in its own transaction (sqlRows); the rebuild holds a

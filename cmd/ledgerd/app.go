@@ -30,6 +30,7 @@ import (
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers"
+	"github.com/ledger/ledger/workers/rails/camt"
 	"github.com/ledger/ledger/workers/rails/mpesa"
 	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/rails/paystack"
@@ -177,6 +178,16 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	}
 	if providers.momo != nil {
 		a.handler = withPrefix(a.handler, mpesa.CallbackPrefix, a.api.PaceBodies(providers.momo))
+	}
+	token, err := cfg.operatorToken()
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		importCamt := func(ctx context.Context, r io.Reader) (any, error) {
+			return ledger.ImportCamt(ctx, r, domain.Metadata{Actor: "operator:api"})
+		}
+		a.handler = withRoute(a.handler, camt.ImportPath, a.api.PaceBodies(camt.NewHandler(token, importCamt, log)))
 	}
 	return a, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/httpapi"
+	"github.com/ledger/ledger/workers/rails/camt"
 	"github.com/ledger/ledger/workers/rails/mpesa"
 	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/rails/prices"
@@ -66,6 +67,8 @@ type config struct {
 	PaystackKeyFile     string            // a file holding it
 	PaystackBaseURL     string            // production: Paystack's API ("" until validate: paystack.DefaultBaseURL)
 	MPesa               mpesaConfig       // production: Kenyan momo through M-Pesa Daraja (mpesa.go)
+	OperatorToken       string            // the bearer token of the operator's routes (camt import); "" serves none
+	OperatorTokenFile   string            // or a file holding it
 	LNMaxFeeSats        int64             // a Lightning payout's routing fee limit: the larger of this
 	LNMaxFeePPM         int64             // and these millionths of the amount
 	RateLimit           httpapi.RateLimit // per API key
@@ -254,6 +257,10 @@ var settings = []setting{
 		count(func(c *config) *int64 { return &c.LNMaxFeeSats })},
 	{"LEDGER_LN_MAX_FEE_PPM", "ln-max-fee-ppm", "5000", "production: a Lightning payout's routing fee limit in millionths of the amount, when above LEDGER_LN_MAX_FEE_SATS",
 		count(func(c *config) *int64 { return &c.LNMaxFeePPM })},
+	{"LEDGER_OPERATOR_TOKEN", "operator-token", "", "the operator's bearer token for POST " + camt.ImportPath + " (a bank's camt files); unset: no operator route; or",
+		str(func(c *config) *string { return &c.OperatorToken })},
+	{"LEDGER_OPERATOR_TOKEN_FILE", "operator-token-file", "", "a file holding the operator token",
+		str(func(c *config) *string { return &c.OperatorTokenFile })},
 	{"LEDGER_COLLECTION_ACCOUNTS", "collection-accounts", defaultCollectionAccounts,
 		"bank accounts that take deposits, per source currency", str(func(c *config) *string { return &c.CollectionAccounts })},
 	{"LEDGER_RATE_LIMIT", "rate-limit", "100/s,burst=200", "requests per API key and process, e.g. 100/s,burst=200; 0 disables",
@@ -406,6 +413,12 @@ func (c *config) validate() error {
 	if err := c.validateMPesa(); err != nil {
 		return err
 	}
+	if c.OperatorToken != "" && c.OperatorTokenFile != "" {
+		return fmt.Errorf("LEDGER_OPERATOR_TOKEN and LEDGER_OPERATOR_TOKEN_FILE are both set: give the token once")
+	}
+	if c.OperatorToken != "" && len(c.OperatorToken) < minOperatorToken {
+		return fmt.Errorf("LEDGER_OPERATOR_TOKEN must be at least %d characters (openssl rand -hex 32)", minOperatorToken)
+	}
 	if c.LNMaxFeePPM > 1_000_000 {
 		return fmt.Errorf("LEDGER_LN_MAX_FEE_PPM must be at most 1000000 (the whole amount), not %d", c.LNMaxFeePPM)
 	}
@@ -447,6 +460,27 @@ func (c *config) validatePaystack() error {
 		}
 	}
 	return nil
+}
+
+// minOperatorToken is the shortest operator token taken: it guards money,
+// and a guessable one would let anyone record deposits.
+const minOperatorToken = 32
+
+// operatorToken is the operator token, read from its file if given
+// (trimmed), or "" when none is set.
+func (c *config) operatorToken() (string, error) {
+	if c.OperatorTokenFile == "" {
+		return c.OperatorToken, nil
+	}
+	b, err := os.ReadFile(c.OperatorTokenFile)
+	if err != nil {
+		return "", fmt.Errorf("LEDGER_OPERATOR_TOKEN_FILE: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if len(token) < minOperatorToken {
+		return "", fmt.Errorf("LEDGER_OPERATOR_TOKEN_FILE: the token in %s must be at least %d characters", c.OperatorTokenFile, minOperatorToken)
+	}
+	return token, nil
 }
 
 // paystackKey is the Paystack secret key, read from its file if given

@@ -2,7 +2,8 @@
 // rendered pages under /dashboard for the people at a partner who do not
 // read JSON. It signs in a tenant's dashboard users, issues and revokes API
 // keys (the secret shown once), and shows payments (live, over Server-Sent
-// Events), users, the event history and the trial balance. It reads through
+// Events), users, the event history, the trial balance and the unmatched
+// funds its books hold. It reads through
 // the small interfaces below, which cmd/ledgerd fills with the same read
 // models and event store the JSON API uses; every change it makes is an
 // event whose actor is the dashboard user.
@@ -79,9 +80,11 @@ type Events interface {
 	StreamHistory(ctx context.Context, stream domain.StreamRef) ([]domain.Record, error)
 }
 
-// Ledger is the double-entry postings read model.
+// Ledger is the double-entry postings read model, and the unmatched funds
+// the tenant's books hold in suspense.
 type Ledger interface {
 	TrialBalance(ctx context.Context, tenantID uuid.UUID, asOf time.Time) ([]domain.AccountBalance, error)
+	ListTenantUnmatched(ctx context.Context, tenantID uuid.UUID, limit int) ([]domain.UnmatchedFunds, error)
 }
 
 // DocumentLinks signs download links of documents (the API's presigned

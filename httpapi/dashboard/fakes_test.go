@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
 )
@@ -325,6 +326,24 @@ func (f fakeLedger) TrialBalance(_ context.Context, tenant uuid.UUID, _ time.Tim
 	f.saw(tenant)
 	return nil, nil
 }
+
+// ListTenantUnmatched returns fakeUnmatched, whatever the tenant.
+func (f fakeLedger) ListTenantUnmatched(_ context.Context, tenant uuid.UUID, _ int) ([]domain.UnmatchedFunds, error) {
+	f.saw(tenant)
+	return fakeUnmatched, nil
+}
+
+var (
+	fakeUnmatchedPayment = uuid.MustParse("01937f4e-5a00-7000-8000-00000000abcd")
+	fakeUnmatched        = []domain.UnmatchedFunds{
+		{ID: uuid.New(), Status: domain.UnmatchedOpen, Reason: domain.UnmatchedWrongCurrency, Amount: decimal.NewFromInt(12),
+			Currency: "GBP", References: []string{"LDGABCDEFGHIJKL"}, PaymentID: &fakeUnmatchedPayment,
+			ReceivedAt: time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)},
+		{ID: uuid.New(), Status: domain.UnmatchedAssigned, Reason: domain.UnmatchedOverpaid, Amount: decimal.RequireFromString("5.5"),
+			Currency: "EUR", PaymentID: &fakeUnmatchedPayment, AssignedTo: &fakeUnmatchedPayment, ResolvedBy: "operator:ann",
+			ReceivedAt: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)},
+	}
+)
 
 // fakeLinks signs nothing: it names the document.
 type fakeLinks struct{}

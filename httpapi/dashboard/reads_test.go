@@ -15,7 +15,7 @@ func TestReadsUseTheSessionTenant(t *testing.T) {
 	h.signIn()
 	other := uuid.NewString()
 	for _, path := range []string{"/dashboard/users?q=ann&tenant=" + other, "/dashboard/users/" + uuid.NewString() + "?tenantId=" + other,
-		"/dashboard/events?type=payment.created&tenant=" + other, "/dashboard/balances?tenant=" + other} {
+		"/dashboard/events?type=payment.created&tenant=" + other, "/dashboard/balances?tenant=" + other, "/dashboard/unmatched?tenant=" + other} {
 		if rec := h.get(path); rec.Code != http.StatusOK {
 			t.Errorf("GET %s: got %d, want 200 (%s)", path, rec.Code, body(rec))
 		}

@@ -26,6 +26,7 @@ func (d *Dashboard) routes() *http.ServeMux {
 	m.Handle("GET /dashboard/users/{userId}", d.signedIn(d.handle(d.userPage)))
 	m.Handle("GET /dashboard/events", d.signedIn(d.handle(d.eventsPage)))
 	m.Handle("GET /dashboard/balances", d.signedIn(d.handle(d.balancesPage)))
+	m.Handle("GET /dashboard/unmatched", d.signedIn(d.handle(d.unmatchedPage)))
 	m.Handle("/dashboard/", d.handle(func(w http.ResponseWriter, r *http.Request) error { return errNotFound }))
 	return m
 }

@@ -144,7 +144,7 @@ func TestSignOutEndsTheSession(t *testing.T) {
 func TestPagesNeedASession(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, fakeCredentials{})
-	for _, path := range []string{"/dashboard/payments", "/dashboard/api-keys", "/dashboard/users", "/dashboard/events", "/dashboard/balances"} {
+	for _, path := range []string{"/dashboard/payments", "/dashboard/api-keys", "/dashboard/users", "/dashboard/events", "/dashboard/balances", "/dashboard/unmatched"} {
 		if rec := h.get(path); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/dashboard/sign-in" {
 			t.Errorf("GET %s signed out: got %d to %q, want 303 to the sign-in page", path, rec.Code, rec.Header().Get("Location"))
 		}

@@ -31,9 +31,10 @@ var Groups = []Group{
 	{Name: "tenants", Tables: []string{"tenants", "api_keys"}},
 	{Name: "users", Tables: []string{"users", "momo_accounts", "kyc_documents"}},
 	{Name: "merchants", Tables: []string{"merchants"}},
-	{Name: "payments", Tables: []string{"payments", "payment_documents", "payment_deadlines"}},
+	{Name: "payments", Tables: []string{"payments", "payment_documents", "payment_deadlines", "deposit_references"}},
 	{Name: "postings", Tables: []string{"ledger_entries"}},
 	{Name: "dashboard", Tables: []string{"dashboard_users", "dashboard_sessions"}},
+	{Name: "bank_credits", Tables: []string{"bank_credits", "unmatched_funds"}},
 }
 
 // GroupNames lists the names Run takes, "all" first.

@@ -171,7 +171,62 @@ func (f *fixture) seedTenant(n int) world {
 		id := f.payment(w.tenant, za, owner, path, i%2 == 0)
 		w.payments = append(w.payments, id)
 	}
+	w.payments = append(w.payments, f.bankCredits(w.tenant, owner, n)...)
 	return w
+}
+
+// bankCredits funds two bank-transfer payments of tenant from bank
+// credits: one overpaid (its excess returned), one by the assignment of a
+// credit that quoted no reference.
+func (f *fixture) bankCredits(tenant, user uuid.UUID, n int) []uuid.UUID {
+	f.t.Helper()
+	now := time.Now()
+	pay := func() domain.Payment {
+		id := uuid.Must(uuid.NewV7())
+		details, _ := json.Marshal(domain.BankDeposit{AccountName: "Collections", AccountNumber: "DE89", Reference: domain.DepositReference(id),
+			Amount: 10000, Currency: "EUR"})
+		p := domain.Payment{ID: id, UserID: user, MerchantID: uuid.Must(uuid.NewV7()), Amount: 50000, FromCountry: "Europe",
+			FromCurrency: "EUR", DestinationCountry: domain.CountryBTC, DestinationCurrency: "BTC", PayoutMethod: domain.PayoutLightning,
+			Funding: domain.FundingBankTransfer, Status: domain.StatusCreated, DepositDue: decimal.NewFromInt(100), DepositCurrency: "EUR",
+			DepositDetails: details, ExpiresAt: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now}
+		f.append(domain.StreamRef{TenantID: tenant, Type: "payment", ID: id}, domain.PaymentCreated{Payment: p})
+		return p
+	}
+	over, assigned := pay(), pay()
+	entry := func(ref string) domain.BankEntry {
+		return domain.BankEntry{Account: "DE89370400440532013000", EntryRef: fmt.Sprintf("%s-%d-%s", ref, n, tenant)}
+	}
+	out, err := domain.DecideBankCredit(domain.ReceiveBankCredit{Credit: domain.BankCredit{Entry: entry("over"),
+		Amount: decimal.NewFromInt(120), Currency: "EUR", References: []string{domain.DepositReference(over.ID)}, DebtorAccount: "FR76"},
+		Matches: []domain.TenantPayment{{TenantID: tenant, Payment: over}}, UnmatchedID: uuid.Must(uuid.NewV7()), Now: now})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	excess := out.Unmatched[0].(domain.UnmatchedFundsReceived)
+	excessRef := domain.StreamRef{TenantID: tenant, Type: "unmatched_funds", ID: excess.UnmatchedID}
+	f.append(domain.StreamRef{TenantID: tenant, Type: "payment", ID: over.ID}, out.Payment...)
+	f.append(excessRef, out.Unmatched...)
+	returned, err := domain.DecideReturnUnmatched(domain.ApplyUnmatched(domain.UnmatchedFunds{}, excess), domain.ReturnUnmatched{By: "operator:ann", Now: now})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.append(excessRef, returned...)
+
+	out, err = domain.DecideBankCredit(domain.ReceiveBankCredit{Credit: domain.BankCredit{Entry: entry("stray"),
+		Amount: decimal.NewFromInt(100), Currency: "EUR", References: []string{"LDGNOSUCHREF00"}},
+		UnmatchedID: uuid.Must(uuid.NewV7()), Now: now})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	stray := domain.ApplyUnmatched(domain.UnmatchedFunds{}, out.Unmatched[0])
+	f.append(domain.StreamRef{TenantID: domain.OperatorBooks, Type: "unmatched_funds", ID: stray.ID}, out.Unmatched...)
+	assign, err := domain.DecideAssignUnmatched(stray, domain.AssignUnmatched{Payment: assigned, Tenant: tenant, By: "operator:bo", Now: now})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.append(domain.StreamRef{TenantID: domain.OperatorBooks, Type: "unmatched_funds", ID: stray.ID}, assign.Item...)
+	f.append(domain.StreamRef{TenantID: tenant, Type: "payment", ID: assigned.ID}, assign.Payment...)
+	return []uuid.UUID{over.ID, assigned.ID}
 }
 
 func (f *fixture) merchant(tenant uuid.UUID, c domain.CreateMerchant) domain.Merchant {
@@ -259,6 +314,11 @@ func (f *fixture) tryPayment(tenant uuid.UUID, m domain.Merchant, user uuid.UUID
 		deposit(0)
 		payout()
 		result(path == "failed")
+		if path == "success" {
+			step(func(p domain.Payment) ([]domain.Event, error) {
+				return domain.DecidePayoutReversal(p, domain.PayoutReversal{PayoutID: "po_" + id.String(), Reason: "account closed", Now: time.Now()})
+			})
+		}
 	case "expired":
 		deposit(1000)
 		step(func(p domain.Payment) ([]domain.Event, error) {
