@@ -256,7 +256,8 @@ func (c *Client) Push(ctx context.Context, r STKPush) (Ack, error) {
 	if err := c.post(ctx, "/mpesa/stkpush/v1/processrequest", r, &a); err != nil {
 		return a, err
 	}
-	return a, a.err()
+	refused := a.err() // the API's own refusal, in an answer of 200
+	return a, refused
 }
 
 // STKQueryResult is POST /mpesa/stkpushquery/v1/query's answer
@@ -308,7 +309,8 @@ func (c *Client) Pay(ctx context.Context, r B2C) (Ack, error) {
 	if err := c.post(ctx, "/mpesa/b2c/v3/paymentrequest", r, &a); err != nil {
 		return a, err
 	}
-	return a, a.err()
+	refused := a.err() // the API's own refusal, in an answer of 200
+	return a, refused
 }
 
 // StatusQuery is POST /mpesa/transactionstatus/v1/query's body
@@ -335,5 +337,6 @@ func (c *Client) Status(ctx context.Context, r StatusQuery) (Ack, error) {
 	if err := c.post(ctx, "/mpesa/transactionstatus/v1/query", r, &a); err != nil {
 		return a, err
 	}
-	return a, a.err()
+	refused := a.err() // the API's own refusal, in an answer of 200
+	return a, refused
 }
