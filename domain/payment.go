@@ -61,6 +61,9 @@ type Payment struct {
 	DepositDue          decimal.Decimal   `json:"depositDue"`        // what the payer must deposit, in DepositCurrency
 	DepositCurrency     string            `json:"depositCurrency"`   // sats for Lightning, else the source currency
 	AmountDeposited     decimal.Decimal   `json:"amountDeposited"`   // in DepositCurrency
+	// DepositRefs are the chain transfers (RecordDeposit.Ref) already
+	// counted in AmountDeposited: folded from the events, not served.
+	DepositRefs []string `json:"-"`
 	HeldForDocuments    bool              `json:"heldForDocuments"`
 	AmountSettled       *decimal.Decimal  `json:"amountSettled,omitempty"`
 	AmountSats          *int64            `json:"amountSats,omitempty"` // amountBtc

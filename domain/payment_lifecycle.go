@@ -34,6 +34,7 @@ type PaymentDepositReceived struct {
 	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	Message  string          `json:"message"`
 	At       time.Time       `json:"at"`
+	Ref      string          `json:"ref,omitempty"` // the chain transfer it counts (RecordDeposit.Ref)
 }
 
 // PaymentDeposited records that the funds cover the amount due (status
@@ -45,6 +46,7 @@ type PaymentDeposited struct {
 	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	Message  string          `json:"message"`
 	At       time.Time       `json:"at"`
+	Ref      string          `json:"ref,omitempty"` // the chain transfer it counts (RecordDeposit.Ref)
 }
 
 // PaymentTransferring records the conversion and the payout intent (status
@@ -153,9 +155,11 @@ func applyLifecycle(p Payment, e Event) Payment {
 	switch e := e.(type) {
 	case PaymentDepositReceived:
 		p.AmountDeposited, p.StatusLog, p.UpdatedAt = e.Total, e.Message, e.At
+		p.DepositRefs = withRef(p.DepositRefs, e.Ref)
 		return p
 	case PaymentDeposited:
 		p.AmountDeposited, p.Status, p.StatusLog, p.HeldForDocuments, p.UpdatedAt = e.Total, StatusDeposited, e.Message, e.Held, e.At
+		p.DepositRefs = withRef(p.DepositRefs, e.Ref)
 	case PaymentTransferring:
 		sats, change := e.AmountSats, e.ChangeRefundSats
 		p.Status, p.StatusLog, p.AmountSats, p.BTCPrice, p.PayoutAmount = StatusTransferring, e.Message, &sats, e.BTCPrice, e.PayoutAmount
@@ -232,6 +236,19 @@ type RecordDeposit struct {
 	// prompt counts the same way: it was made for this payment, and the
 	// expiry worker asks how it ended before it expires the payment.
 	InvoiceSettled bool
+	// Ref names a chain transfer ("<tx hash>:<log index>" of a USDT
+	// Transfer log): a payment counts each one once, so a watcher that
+	// sees it again (a restart, another process) decides nothing.
+	Ref string
+}
+
+// withRef appends a deposit's chain transfer to refs, copying so that
+// folds never share a backing array.
+func withRef(refs []string, ref string) []string {
+	if ref == "" {
+		return refs
+	}
+	return append(slices.Clip(refs), ref)
 }
 
 var errNotAwaitingFunds = func(p Payment) error {
@@ -241,8 +258,12 @@ var errNotAwaitingFunds = func(p Payment) error {
 // DecideDeposit records funds for p: deposited once they cover the amount
 // due (held for a document above ZAR 50,000 without one), otherwise a
 // partial deposit that keeps the payment waiting. Only a created payment
-// takes funds (409 otherwise).
+// takes funds (409 otherwise); a chain transfer already counted decides
+// nothing.
 func DecideDeposit(p Payment, c RecordDeposit) ([]Event, error) {
+	if c.Ref != "" && slices.Contains(p.DepositRefs, c.Ref) {
+		return nil, nil
+	}
 	if p.Status != StatusCreated {
 		return nil, errNotAwaitingFunds(p)
 	}
@@ -256,10 +277,10 @@ func DecideDeposit(p Payment, c RecordDeposit) ([]Event, error) {
 	total := p.AmountDeposited.Add(c.Amount)
 	received := FormatAmount(total, p.DepositCurrency)
 	if total.LessThan(p.DepositDue) {
-		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at, Postings: depositPostings(p, c.Amount),
+		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at, Postings: depositPostings(p, c.Amount), Ref: c.Ref,
 			Message: fmt.Sprintf("Received %s of %s; awaiting the rest", received, FormatAmount(p.DepositDue, p.DepositCurrency))}}, nil
 	}
-	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at, Postings: depositPostings(p, c.Amount),
+	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at, Postings: depositPostings(p, c.Amount), Ref: c.Ref,
 		Message: fmt.Sprintf("Received %s; converting", received)}
 	if p.needsDocuments() {
 		e.Held = true
