@@ -58,6 +58,11 @@ type Config struct {
 	// (sandbox) sends none: deposits arrive through the sandbox API.
 	Prompts    Prompts
 	PromptPoll time.Duration // how often payments awaiting a prompt are looked for (1 s)
+	// USDT reads the chain for deposits to USDT payments' addresses
+	// (ethereum.Watcher); nil (sandbox) reads none: deposits arrive
+	// through the sandbox API.
+	USDT     Poller
+	USDTPoll time.Duration // how often it reads (LEDGER_ETH_POLL)
 	// StalledAfter is how long a payment may sit deposited or transferring
 	// before the sweep runs its step itself (runStalled); StalledPoll is
 	// how often it looks.
@@ -164,6 +169,9 @@ func (w *Workers) Run(ctx context.Context) error {
 	}
 	if w.cfg.Prompts != nil {
 		g.Go(func() error { return w.runPrompts(ctx) })
+	}
+	if w.cfg.USDT != nil {
+		g.Go(func() error { return w.poll(ctx, w.cfg.USDTPoll, "usdt: poll", w.cfg.USDT.Poll) })
 	}
 	return g.Wait()
 }
