@@ -35,8 +35,8 @@ type RPCError struct {
 
 func (e *RPCError) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message) }
 
-// call sends one request and decodes its result into out.
-func (c *RPC) call(ctx context.Context, out any, method string, params ...any) error {
+// Call sends one request and decodes its result into out.
+func (c *RPC) Call(ctx context.Context, out any, method string, params ...any) error {
 	if params == nil {
 		params = []any{}
 	}
@@ -98,14 +98,14 @@ func hexQuantity(n uint64) string { return "0x" + strconv.FormatUint(n, 16) }
 // BlockNumber is the number of the node's latest block.
 func (c *RPC) BlockNumber(ctx context.Context) (uint64, error) {
 	var n quantity
-	err := c.call(ctx, &n, "eth_blockNumber")
+	err := c.Call(ctx, &n, "eth_blockNumber")
 	return uint64(n), err
 }
 
 // ChainID is the chain the node follows (EIP-155).
 func (c *RPC) ChainID(ctx context.Context) (uint64, error) {
 	var n quantity
-	err := c.call(ctx, &n, "eth_chainId")
+	err := c.Call(ctx, &n, "eth_chainId")
 	return uint64(n), err
 }
 
@@ -123,7 +123,7 @@ func (c *RPC) HeaderByNumber(ctx context.Context, n uint64) (Header, error) {
 		Hash      string   `json:"hash"`
 		Timestamp quantity `json:"timestamp"`
 	}
-	if err := c.call(ctx, &b, "eth_getBlockByNumber", hexQuantity(n), false); err != nil {
+	if err := c.Call(ctx, &b, "eth_getBlockByNumber", hexQuantity(n), false); err != nil {
 		return Header{}, err
 	}
 	if b == nil {
@@ -161,7 +161,7 @@ func (c *RPC) Logs(ctx context.Context, f LogFilter) ([]Log, error) {
 		}
 	}
 	var logs []Log
-	err := c.call(ctx, &logs, "eth_getLogs", map[string]any{"fromBlock": hexQuantity(f.FromBlock),
+	err := c.Call(ctx, &logs, "eth_getLogs", map[string]any{"fromBlock": hexQuantity(f.FromBlock),
 		"toBlock": hexQuantity(f.ToBlock), "address": f.Address, "topics": topics})
 	return logs, err
 }

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/ledger/ledger/workers/rails/ethereum"
+	"github.com/ledger/ledger/workers/rails/ethereum/gethtest"
+	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
+)
+
+// testXPub is the extended public key of m/44'/60'/0' under a test seed.
+func testXPub(t *testing.T) string {
+	t.Helper()
+	k, err := hdkeychain.NewMaster(bytes.Repeat([]byte{7}, 32), &chaincfg.MainNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []uint32{44, 60, 0} {
+		if k, err = k.Derive(hdkeychain.HardenedKeyStart + i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k, err = k.Neuter(); err != nil {
+		t.Fatal(err)
+	}
+	return k.String()
+}
+
+// TestProductionUSDTDeposits: two production ledgerd processes watch a
+// real chain (geth --dev) for a USDT payment's deposits. Its address is
+// derived from the xpub at its stored index. A confirmed transfer of part
+// of the amount is credited and the payment waits for the rest; a
+// transfer whose block is reorganised away before its confirmations is
+// never credited; the rest moves the payment to deposited, each transfer
+// counted once although both processes read every block. A transfer to
+// the address once the payment has its funds is left unmatched for an
+// operator.
+func TestProductionUSDTDeposits(t *testing.T) {
+	t.Parallel()
+	chain := gethtest.Start(t)
+	token := chain.DeployToken(t)
+	xpub := testXPub(t)
+	env := productionLightning(t, lndtest.NewNode(t))
+	env["LEDGER_USDT_XPUB"], env["LEDGER_ETH_RPC_URL"], env["LEDGER_USDT_CONTRACT"] = xpub, chain.URL, token
+	env["LEDGER_ETH_CONFIRMATIONS"], env["LEDGER_ETH_POLL"] = "3", "100ms"
+	p := newPaymentSetup(t, env)
+	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
+		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	second := startServer(t, env)
+
+	var ready struct{ Rails map[string]string }
+	mustDecode(t, mustOK(t, p.s.get(t, "/readyz")), &ready)
+	if ready.Rails["ethereum"] != "ok" {
+		t.Errorf("GET /readyz: got rails %v, want ethereum ok", ready.Rails)
+	}
+	got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":2000,"fromCountry":"USDT"}`, p.btc))
+	id := got["id"].(string)
+	var d struct {
+		Address string
+		Amount  int64
+	}
+	jsonMember(t, got, "depositBankDetails", &d)
+	var idx int64
+	p.s.queryRow(t, `SELECT idx FROM usdt_addresses WHERE payment_id = $1`, []any{id}, &idx)
+	key, err := ethereum.ParseXPub(xpub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err := key.Address(uint32(idx)); err != nil || d.Address != want || d.Amount != 2000 {
+		t.Fatalf("deposit: got %s for USDT cents %d, want m/44'/60'/0'/0/%d = %s (%v) for 2000", d.Address, d.Amount, idx, want, err)
+	}
+
+	// 8 USDT, confirmed: credited, the payment waits for the rest.
+	chain.Transfer(t, token, d.Address, 8_000_000)
+	chain.Mine(t, 2)
+	p.waitFor(t, id, 20*time.Second, func(p map[string]any) bool { return p["amountDeposited"] == 8.0 })
+
+	// 5 USDT in a block that is reorganised away after one more block (two
+	// of the three confirmations).
+	reorged := chain.Transfer(t, token, d.Address, 5_000_000)
+	chain.Mine(t, 1)
+	// The watchers have read every block confirmed while the log existed.
+	waitForCursor(t, p.s, reorged)
+	chain.Rewind(t, reorged-1)
+
+	// 12 USDT: the amount due, counted once by two processes.
+	chain.Transfer(t, token, d.Address, 12_000_000)
+	chain.Mine(t, 2)
+	got = p.waitFor(t, id, 20*time.Second, func(p map[string]any) bool { return p["status"] != "created" })
+	if s := statuses(got); len(s) < 2 || s[1] != "deposited" || got["amountDeposited"] != 20.0 {
+		t.Errorf("got statusLogs %v and %v USDT deposited, want deposited with 20 (8 + 12; the reorganised 5 never counted)",
+			s, got["amountDeposited"])
+	}
+
+	// 1 USDT more, once the payment has its funds: unmatched.
+	chain.Transfer(t, token, d.Address, 1_000_000)
+	chain.Mine(t, 2)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var unmatched int
+		p.s.queryRow(t, `SELECT count(*) FROM usdt_transfers WHERE status = 'unmatched'`, nil, &unmatched)
+		if unmatched == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the late transfer was not recorded unmatched")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var rows []string
+	r, err := p.s.app.pool.Query(t.Context(), `SELECT (amount * 1000000)::bigint || ' ' || status FROM usdt_transfers ORDER BY block_number`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var s string
+		if err := r.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, s)
+	}
+	if want := []string{"8000000 credited", "12000000 credited", "1000000 unmatched"}; !slices.Equal(rows, want) {
+		t.Errorf("usdt_transfers: got %v, want %v", rows, want)
+	}
+	if !strings.Contains(p.s.logs.String()+second.logs.String(), "usdt_unmatched") {
+		t.Error("no alert was logged for the unmatched transfer")
+	}
+	// The address of a payment stays the same.
+	again := mustStatus(t, p.s.call(t, http.MethodGet, "/payments/"+id, p.tok, ""), http.StatusOK)
+	jsonMember(t, again, "depositBankDetails", &d)
+	if want, _ := key.Address(uint32(idx)); d.Address != want {
+		t.Errorf("GET /payments/%s: address %s, want %s", id, d.Address, want)
+	}
+}
+
+// waitForCursor waits until the USDT watchers have read up to block n.
+func waitForCursor(t *testing.T, s *testServer, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var next int64
+		s.queryRow(t, `SELECT coalesce(max(next_block), 0) FROM usdt_cursor`, nil, &next)
+		if next >= int64(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the USDT watchers read up to block %d, not %d", next, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
