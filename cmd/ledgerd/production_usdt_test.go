@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -134,6 +135,24 @@ func TestProductionUSDTDeposits(t *testing.T) {
 	if !strings.Contains(p.s.logs.String()+second.logs.String(), "usdt_unmatched") {
 		t.Error("no alert was logged for the unmatched transfer")
 	}
+	// A transfer made while no process runs is found by the next to start,
+	// from the stored cursor.
+	late := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":1500,"fromCountry":"USDT"}`, p.btc))
+	var lateDeposit struct{ Address string }
+	jsonMember(t, late, "depositBankDetails", &lateDeposit)
+	for _, s := range []*testServer{p.s, second} {
+		if err := s.stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chain.Transfer(t, token, lateDeposit.Address, 15_000_000)
+	chain.Mine(t, 2)
+	p.s = startServer(t, env)
+	got = p.waitFor(t, late["id"].(string), 20*time.Second, func(p map[string]any) bool { return p["status"] != "created" })
+	if s := statuses(got); len(s) < 2 || s[1] != "deposited" || got["amountDeposited"] != 15.0 {
+		t.Errorf("late payment: got statusLogs %v and %v USDT deposited, want deposited with 15", s, got["amountDeposited"])
+	}
+
 	// The address of a payment stays the same.
 	again := mustStatus(t, p.s.call(t, http.MethodGet, "/payments/"+id, p.tok, ""), http.StatusOK)
 	jsonMember(t, again, "depositBankDetails", &d)
@@ -157,4 +176,80 @@ func waitForCursor(t *testing.T, s *testServer, n uint64) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestProductionUSDTWithoutTheRail: in production with no USDT settings a
+// USDT payment is refused before anything is created.
+func TestProductionUSDTWithoutTheRail(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, productionLightning(t, lndtest.NewNode(t)))
+	before := p.s.countEvents(t)
+	r := p.s.call(t, http.MethodPost, "/payments", p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":2000,"fromCountry":"USDT"}`, p.btc))
+	if pr := mustProblem(t, r, http.StatusServiceUnavailable, "rail_unavailable"); !strings.Contains(pr.Detail, "usdt") {
+		t.Errorf("detail: got %q", pr.Detail)
+	}
+	if after := p.s.countEvents(t); after != before {
+		t.Errorf("events: got %d more, want none", after-before)
+	}
+}
+
+// TestUSDTConfiguration: ledgerd refuses to start with the USDT rail half
+// configured, with a private or non-account key, or in sandbox mode.
+func TestUSDTConfiguration(t *testing.T) {
+	t.Parallel()
+	xpub := testXPub(t)
+	full := map[string]string{"LEDGER_MODE": "production", "LEDGER_MASTER_KEY_FILE": masterKey, "LEDGER_USDT_XPUB": xpub,
+		"LEDGER_ETH_RPC_URL": "http://127.0.0.1:8545", "LEDGER_USDT_CONTRACT": "0xdAC17F958D2ee523a2206206994597C13D831ec7"}
+	with := func(changes map[string]string) map[string]string {
+		env := map[string]string{}
+		for k, v := range full {
+			env[k] = v
+		}
+		for k, v := range changes {
+			if v == "" {
+				delete(env, k)
+			} else {
+				env[k] = v
+			}
+		}
+		return env
+	}
+	load := func(env map[string]string) (config, error) {
+		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	}
+	master, err := hdkeychain.NewMaster(bytes.Repeat([]byte{7}, 32), &chaincfg.MainNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, env := range map[string]map[string]string{
+		"no xpub":            with(map[string]string{"LEDGER_USDT_XPUB": ""}),
+		"no node":            with(map[string]string{"LEDGER_ETH_RPC_URL": ""}),
+		"no contract":        with(map[string]string{"LEDGER_USDT_CONTRACT": ""}),
+		"a private key":      with(map[string]string{"LEDGER_USDT_XPUB": master.String()}),
+		"the master's xpub":  with(map[string]string{"LEDGER_USDT_XPUB": mustNeuter(t, master)}),
+		"a mistyped address": with(map[string]string{"LEDGER_USDT_CONTRACT": "0xdAC17F958D2ee523a2206206994597C13D831eC7"}),
+		"bad URL":            with(map[string]string{"LEDGER_ETH_RPC_URL": "127.0.0.1:8545"}),
+		"no confirmations":   with(map[string]string{"LEDGER_ETH_CONFIRMATIONS": "0"}),
+		"in sandbox":         with(map[string]string{"LEDGER_MODE": "sandbox"}),
+	} {
+		if _, err := load(env); err == nil || !strings.Contains(err.Error(), "USDT") && !strings.Contains(err.Error(), "ETH") {
+			t.Errorf("%s: got %v, want a USDT setting error", name, err)
+		}
+	}
+	cfg, err := load(with(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.USDT.Confirmations != 12 || cfg.USDT.Poll != 15*time.Second {
+		t.Errorf("defaults: got %d confirmations every %v, want 12 every 15s", cfg.USDT.Confirmations, cfg.USDT.Poll)
+	}
+}
+
+func mustNeuter(t *testing.T, k *hdkeychain.ExtendedKey) string {
+	t.Helper()
+	pub, err := k.Neuter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub.String()
 }
