@@ -117,20 +117,28 @@ func TestProductionUSDTDeposits(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// What ledgerctl gives the operator and the custody system.
 	var rows []string
-	r, err := p.s.app.pool.Query(t.Context(), `SELECT (amount * 1000000)::bigint || ' ' || status FROM usdt_transfers ORDER BY block_number`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r.Next() {
-		var s string
-		if err := r.Scan(&s); err != nil {
-			t.Fatal(err)
+	for _, line := range bytes.Split(bytes.TrimSpace(p.s.ledgerctl(t, "usdt", "transfers")), []byte("\n")) {
+		var tr struct{ Address, Amount, Status string }
+		mustDecode(t, line, &tr)
+		if tr.Address != d.Address {
+			t.Errorf("ledgerctl usdt transfers: address %s, want %s", tr.Address, d.Address)
 		}
-		rows = append(rows, s)
+		rows = append(rows, tr.Amount+" "+tr.Status)
 	}
-	if want := []string{"8000000 credited", "12000000 credited", "1000000 unmatched"}; !slices.Equal(rows, want) {
-		t.Errorf("usdt_transfers: got %v, want %v", rows, want)
+	if want := []string{"8 credited", "12 credited", "1 unmatched"}; !slices.Equal(rows, want) {
+		t.Errorf("ledgerctl usdt transfers: got %v, want %v", rows, want)
+	}
+	var addr struct {
+		Address, Credited, Unmatched string
+		Index                        int64
+		Transfers                    int
+	}
+	mustDecode(t, p.s.ledgerctl(t, "usdt", "addresses"), &addr)
+	if addr.Address != d.Address || addr.Index != idx || addr.Credited != "20" || addr.Unmatched != "1" || addr.Transfers != 3 {
+		t.Errorf("ledgerctl usdt addresses: got %+v, want %s at index %d with 20 credited and 1 unmatched in 3 transfers",
+			addr, d.Address, idx)
 	}
 	if !strings.Contains(p.s.logs.String()+second.logs.String(), "usdt_unmatched") {
 		t.Error("no alert was logged for the unmatched transfer")
