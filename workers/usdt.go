@@ -26,10 +26,6 @@ func (w *Workers) USDTDeposited(ctx context.Context, tenantID, paymentID uuid.UU
 	var unmatched string
 	_, err := w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
 		unmatched = ""
-		if p.ID == uuid.Nil {
-			unmatched = "no such payment"
-			return nil, nil
-		}
 		events, err := domain.DecideDeposit(p, domain.RecordDeposit{Amount: amount, Now: at, Ref: ref})
 		if domain.ErrorKind(err) == domain.Conflict {
 			unmatched = err.Error()
@@ -37,5 +33,10 @@ func (w *Workers) USDTDeposited(ctx context.Context, tenantID, paymentID uuid.UU
 		}
 		return events, err
 	})
+	if domain.ErrorKind(err) == domain.NotFound {
+		// An address whose payment was never created: its creation
+		// failed after the address was handed out.
+		return "no such payment", nil
+	}
 	return unmatched, err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/google/uuid"
 
 	"github.com/ledger/ledger/workers/rails/ethereum"
 	"github.com/ledger/ledger/workers/rails/ethereum/gethtest"
@@ -102,14 +103,25 @@ func TestProductionUSDTDeposits(t *testing.T) {
 			s, got["amountDeposited"])
 	}
 
-	// 1 USDT more, once the payment has its funds: unmatched.
+	// 1 USDT more, once the payment has its funds, and 1 USDT to the
+	// address of a payment whose creation failed after the address was
+	// handed out: both unmatched.
 	chain.Transfer(t, token, d.Address, 1_000_000)
+	orphan, err := key.Address(1 << 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.s.app.pool.Exec(t.Context(), `INSERT INTO usdt_addresses (payment_id, tenant_id, idx, address) VALUES ($1, $2, $3, $4)`,
+		uuid.New(), uuid.New(), 1<<30, strings.ToLower(orphan)); err != nil {
+		t.Fatal(err)
+	}
+	chain.Transfer(t, token, orphan, 1_000_000)
 	chain.Mine(t, 2)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var unmatched int
 		p.s.queryRow(t, `SELECT count(*) FROM usdt_transfers WHERE status = 'unmatched'`, nil, &unmatched)
-		if unmatched == 1 {
+		if unmatched == 2 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -120,14 +132,18 @@ func TestProductionUSDTDeposits(t *testing.T) {
 	// What ledgerctl gives the operator and the custody system.
 	var rows []string
 	for _, line := range bytes.Split(bytes.TrimSpace(p.s.ledgerctl(t, "usdt", "transfers")), []byte("\n")) {
-		var tr struct{ Address, Amount, Status string }
+		var tr struct{ Address, Amount, Status, Reason string }
 		mustDecode(t, line, &tr)
-		if tr.Address != d.Address {
-			t.Errorf("ledgerctl usdt transfers: address %s, want %s", tr.Address, d.Address)
+		switch tr.Address {
+		case d.Address:
+			rows = append(rows, tr.Amount+" "+tr.Status)
+		case orphan:
+			rows = append(rows, tr.Amount+" "+tr.Status+": "+tr.Reason)
+		default:
+			t.Errorf("ledgerctl usdt transfers: address %s, want %s or %s", tr.Address, d.Address, orphan)
 		}
-		rows = append(rows, tr.Amount+" "+tr.Status)
 	}
-	if want := []string{"8 credited", "12 credited", "1 unmatched"}; !slices.Equal(rows, want) {
+	if want := []string{"8 credited", "12 credited", "1 unmatched", "1 unmatched: no such payment"}; !slices.Equal(rows, want) {
 		t.Errorf("ledgerctl usdt transfers: got %v, want %v", rows, want)
 	}
 	var addr struct {
@@ -135,7 +151,7 @@ func TestProductionUSDTDeposits(t *testing.T) {
 		Index                        int64
 		Transfers                    int
 	}
-	mustDecode(t, p.s.ledgerctl(t, "usdt", "addresses"), &addr)
+	mustDecode(t, bytes.Split(p.s.ledgerctl(t, "usdt", "addresses"), []byte("\n"))[0], &addr)
 	if addr.Address != d.Address || addr.Index != idx || addr.Credited != "20" || addr.Unmatched != "1" || addr.Transfers != 3 {
 		t.Errorf("ledgerctl usdt addresses: got %+v, want %s at index %d with 20 credited and 1 unmatched in 3 transfers",
 			addr, d.Address, idx)

@@ -1,6 +1,7 @@
 package ethereum
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -80,7 +81,7 @@ type Watcher struct {
 func NewWatcher(pool *pgxpool.Pool, rpc *RPC, contract string, confirmations uint64, credits Credits,
 	log *slog.Logger, reg prometheus.Registerer) *Watcher {
 	transfers := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ledger_usdt_transfers_total",
-		Help: "Confirmed USDT transfers to deposit addresses, by result (credited; unmatched: an operator must look at it)."},
+		Help: "Confirmed USDT transfers to deposit addresses, by result (credited; unmatched: an operator returns or applies it; unreadable: not an ERC-20 Transfer log)."},
 		[]string{"result"})
 	reg.MustRegister(transfers)
 	return &Watcher{pool: pool, rpc: rpc, contract: strings.ToLower(contract), confirmations: max(confirmations, 1),
@@ -175,10 +176,7 @@ func (w *Watcher) read(ctx context.Context, from, to uint64) error {
 		logs = append(logs, got...)
 	}
 	slices.SortFunc(logs, func(a, b Log) int {
-		if a.BlockNumber != b.BlockNumber {
-			return int(int64(a.BlockNumber) - int64(b.BlockNumber))
-		}
-		return int(int64(a.LogIndex) - int64(b.LogIndex))
+		return cmp.Or(cmp.Compare(a.BlockNumber, b.BlockNumber), cmp.Compare(a.LogIndex, b.LogIndex))
 	})
 	headers := map[uint64]Header{}
 	for _, l := range logs {
@@ -205,7 +203,12 @@ func (w *Watcher) read(ctx context.Context, from, to uint64) error {
 func (w *Watcher) credit(ctx context.Context, l Log, h Header) error {
 	to, value, err := l.transfer()
 	if err != nil {
-		return fmt.Errorf("log %s:%d: %w", l.TxHash, l.LogIndex, err)
+		// Not from a standard ERC-20 contract: nothing to credit, and
+		// reading it again would not change it.
+		w.transfers.WithLabelValues("unreadable").Inc()
+		w.log.Error("usdt: a log of the token that is not a Transfer; check LEDGER_USDT_CONTRACT", "alert", "usdt_unreadable",
+			"tx", l.TxHash, "log_index", uint64(l.LogIndex), "err", err)
+		return nil
 	}
 	var paymentID, tenantID uuid.UUID
 	err = w.pool.QueryRow(ctx, `SELECT payment_id, tenant_id FROM usdt_addresses WHERE address = $1`, to).Scan(&paymentID, &tenantID)
