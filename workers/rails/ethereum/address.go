@@ -1,5 +1,7 @@
-// Package ethereum gives each payment its own deposit address, written with
-// the EIP-55 checksum so a mistyped address is caught before funds move.
+// Package ethereum is the USDT rail: each payment gets its own deposit
+// address, written with the EIP-55 checksum so a mistyped address is caught
+// before funds move, and a watcher credits the token's confirmed transfers
+// to those addresses.
 package ethereum
 
 import (

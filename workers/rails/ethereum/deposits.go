@@ -17,8 +17,8 @@ type Deposits interface {
 
 // SandboxDeposits derives each payment's key from a seed with no state, so
 // every ledgerd instance gives the same address for a payment and distinct
-// payments get distinct addresses. Production keeps keys out of the ledger:
-// an HD wallet or a custody API behind the same interface.
+// payments get distinct addresses. Production keeps keys out of the
+// ledger: XPubDeposits derives addresses from an account's public key.
 type SandboxDeposits struct {
 	seed []byte
 }
