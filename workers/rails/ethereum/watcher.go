@@ -106,8 +106,8 @@ func (w *Watcher) step(ctx context.Context) (done bool, err error) {
 	if err != nil {
 		return true, fmt.Errorf("usdt watcher: %w", err)
 	}
-	// The first poll starts at the oldest block not yet confirmed (or the
-	// newest confirmed one): addresses handed out before are not watched.
+	// The first poll ever starts at the newest confirmed block: the chain
+	// before it holds no transfers to addresses handed out since.
 	start := uint64(0)
 	if head+1 >= w.confirmations {
 		start = head + 1 - w.confirmations

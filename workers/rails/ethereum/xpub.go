@@ -8,6 +8,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -89,6 +90,9 @@ func (d *XPubDeposits) DepositAddress(ctx context.Context, tenantID, paymentID u
 	err := d.pool.QueryRow(ctx, `SELECT idx FROM usdt_addresses WHERE payment_id = $1`, paymentID).Scan(&idx)
 	if err == nil {
 		return d.key.Address(uint32(idx))
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("usdt deposit address: %w", err)
 	}
 	// An index taken by a call that then fails is skipped: a gap in the
 	// sequence costs nothing.

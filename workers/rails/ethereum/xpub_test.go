@@ -1,6 +1,7 @@
 package ethereum
 
 import (
+	"context"
 	"crypto/pbkdf2"
 	"crypto/sha512"
 	"strings"
@@ -8,6 +9,12 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // BIP-32's test vector 1: m/0'/1/2' is an account-depth key, and public
@@ -80,5 +87,60 @@ func TestParseXPubRefuses(t *testing.T) {
 		if _, err := ParseXPub(s); err == nil {
 			t.Errorf("ParseXPub(%.20q) took it", s)
 		}
+	}
+}
+
+// TestXPubDepositsStoreTheIndex: a payment's address is taken once, however
+// many processes ask at once and however often; two payments never share
+// one, and each is the xpub's address at the stored index.
+func TestXPubDepositsStoreTheIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, testenv.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := eventstore.Migrate(ctx, pool, eventstore.MigrationSet{Component: "usdt", FS: Migrations}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := ParseXPub(bip32Vector1Depth3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenant, payments := uuid.New(), []uuid.UUID{uuid.New(), uuid.New()}
+	got := make([][]string, len(payments))
+	var g errgroup.Group
+	for i, id := range payments {
+		got[i] = make([]string, 4)
+		for j := range got[i] {
+			// A process of its own for each call: nothing shared but Postgres.
+			d := NewXPubDeposits(pool, key)
+			g.Go(func() (err error) {
+				got[i][j], err = d.DepositAddress(ctx, tenant, id)
+				return err
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range payments {
+		var idx int64
+		if err := pool.QueryRow(ctx, `SELECT idx FROM usdt_addresses WHERE payment_id = $1`, id).Scan(&idx); err != nil {
+			t.Fatal(err)
+		}
+		want, err := key.Address(uint32(idx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, addr := range got[i] {
+			if addr != want {
+				t.Errorf("payment %d: got %v, want %s (index %d) every time", i, got[i], want, idx)
+			}
+		}
+	}
+	if got[0][0] == got[1][0] {
+		t.Errorf("two payments share %s", got[0][0])
 	}
 }
