@@ -10,9 +10,28 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// Poller is a watcher that reads a rail for deposits on each poll.
-type Poller interface {
+// USDT is the watcher of USDT deposits (ethereum.Watcher in production).
+type USDT interface {
+	// Poll reads the chain and credits the confirmed transfers.
 	Poll(ctx context.Context) error
+	// Pending says a transfer to the payment's address, in a block made
+	// before the given time, is not credited yet: it awaits confirmations.
+	Pending(ctx context.Context, paymentID uuid.UUID, before time.Time) (bool, error)
+}
+
+// transferPending says an overdue USDT payment has a transfer made before
+// its deadline that is still being confirmed: it is not to expire yet, or
+// the payer's money, sent in time, would be left on no payment. A
+// transfer reorganised away no longer holds it.
+func (w *Workers) transferPending(ctx context.Context, d deadline) (bool, error) {
+	if w.cfg.USDT == nil || !d.usdt {
+		return false, nil
+	}
+	pending, err := w.cfg.USDT.Pending(ctx, d.payment, d.expiresAt)
+	if pending {
+		w.log.Info("expiry: held, a USDT transfer made in time awaits confirmations", "payment", d.payment)
+	}
+	return pending, err
 }
 
 // USDTDeposited records a confirmed USDT transfer on its payment, dated

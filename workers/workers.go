@@ -61,7 +61,7 @@ type Config struct {
 	// USDT reads the chain for deposits to USDT payments' addresses
 	// (ethereum.Watcher); nil (sandbox) reads none: deposits arrive
 	// through the sandbox API.
-	USDT     Poller
+	USDT     USDT
 	USDTPoll time.Duration // how often it reads (LEDGER_ETH_POLL)
 	// StalledAfter is how long a payment may sit deposited or transferring
 	// before the sweep runs its step itself (runStalled); StalledPoll is

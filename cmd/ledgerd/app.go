@@ -142,7 +142,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	var rail payout.Rail
 	rail, providers := rails.payoutRail(cfg, a.pool, railOutcomes{a}, log, reg)
 	providers.usdt = rails.usdtWatcher(cfg, a.pool, railOutcomes{a}, log, reg)
-	var usdt workers.Poller // nil unless USDT is configured, as prompts below
+	var usdt workers.USDT // nil unless USDT is configured, as prompts below
 	if providers.usdt != nil {
 		usdt = providers.usdt
 	}

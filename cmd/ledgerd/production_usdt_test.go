@@ -277,3 +277,42 @@ func mustNeuter(t *testing.T, k *hdkeychain.ExtendedKey) string {
 	}
 	return pub.String()
 }
+
+// TestProductionUSDTTransferBeforeExpiry: a transfer made before the
+// payment's validity ended holds its expiry while it awaits confirmations,
+// then deposits it; a payment with no transfer expires on time.
+func TestProductionUSDTTransferBeforeExpiry(t *testing.T) {
+	t.Parallel()
+	chain := gethtest.Start(t)
+	token := chain.DeployToken(t)
+	env := productionLightning(t, lndtest.NewNode(t))
+	env["LEDGER_USDT_XPUB"], env["LEDGER_ETH_RPC_URL"], env["LEDGER_USDT_CONTRACT"] = testXPub(t), chain.URL, token
+	env["LEDGER_ETH_CONFIRMATIONS"], env["LEDGER_ETH_POLL"], env["LEDGER_VALIDITY"] = "3", "100ms", "usdt=3s"
+	p := newPaymentSetup(t, env)
+	pay := func() (id, address string) {
+		got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":2000,"fromCountry":"USDT"}`, p.btc))
+		var d struct{ Address string }
+		jsonMember(t, got, "depositBankDetails", &d)
+		return got["id"].(string), d.Address
+	}
+	paid, address := pay()
+	unpaid, _ := pay()
+	chain.Transfer(t, token, address, 20_000_000)
+
+	p.waitFor(t, unpaid, 20*time.Second, statusIs("expired"))
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(p.s.logs.String(), `"msg":"expiry: held, a USDT transfer made in time awaits confirmations","payment":"`+paid) {
+		if time.Now().After(deadline) {
+			t.Fatal("the expiry of the paid payment was not held")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := mustStatus(t, p.s.call(t, http.MethodGet, "/payments/"+paid, p.tok, ""), http.StatusOK); got["status"] != "created" {
+		t.Fatalf("paid payment: got %v while its transfer awaits confirmations, want created", got["status"])
+	}
+	chain.Mine(t, 2)
+	got := p.waitFor(t, paid, 20*time.Second, func(p map[string]any) bool { return p["status"] != "created" })
+	if s := statuses(got); len(s) < 2 || s[1] != "deposited" || got["amountDeposited"] != 20.0 {
+		t.Errorf("paid payment: got statusLogs %v and %v USDT deposited, want deposited with 20", s, got["amountDeposited"])
+	}
+}

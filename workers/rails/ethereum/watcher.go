@@ -257,6 +257,50 @@ func (w *Watcher) credit(ctx context.Context, l Log, h Header) error {
 	return nil
 }
 
+// Pending says a Transfer log to the payment's address, in a block made
+// before before, lies past the cursor: not read yet, most likely because
+// its block is not yet confirmed. A log that is reorganised away stops
+// being found.
+func (w *Watcher) Pending(ctx context.Context, paymentID uuid.UUID, before time.Time) (bool, error) {
+	var addr string
+	err := w.pool.QueryRow(ctx, `SELECT address FROM usdt_addresses WHERE payment_id = $1`, paymentID).Scan(&addr)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var next int64
+	err = w.pool.QueryRow(ctx, `SELECT next_block FROM usdt_cursor WHERE contract = $1`, w.contract).Scan(&next)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil // nothing read yet: the first poll starts past any transfer to it
+	}
+	if err != nil {
+		return false, err
+	}
+	head, err := w.rpc.BlockNumber(ctx)
+	if err != nil || uint64(next) > head {
+		return false, err
+	}
+	// From the cursor to the head is at most a range or two: the
+	// confirmations, and what the watcher has not caught up on.
+	logs, err := w.rpc.Logs(ctx, LogFilter{FromBlock: uint64(next), ToBlock: head, Address: w.contract,
+		Topics: [][]string{{TransferTopic}, nil, {addressTopic(addr)}}})
+	if err != nil {
+		return false, err
+	}
+	for _, l := range logs {
+		h, err := w.rpc.HeaderByNumber(ctx, uint64(l.BlockNumber))
+		if err != nil {
+			return false, err
+		}
+		if !l.Removed && h.Hash == strings.ToLower(l.BlockHash) && time.Unix(int64(h.Timestamp), 0).Before(before) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Ready says whether the node answers (GET /readyz).
 func (w *Watcher) Ready(ctx context.Context) error {
 	if _, err := w.rpc.BlockNumber(ctx); err != nil {
