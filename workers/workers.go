@@ -62,7 +62,7 @@ type Config struct {
 	// (ethereum.Watcher); nil (sandbox) reads none: deposits arrive
 	// through the sandbox API.
 	USDT     USDT
-	USDTPoll time.Duration // how often it reads (LEDGER_ETH_POLL)
+	USDTPoll time.Duration // how often it reads (LEDGER_ETH_POLL; 15 s)
 	// StalledAfter is how long a payment may sit deposited or transferring
 	// before the sweep runs its step itself (runStalled); StalledPoll is
 	// how often it looks.
@@ -116,6 +116,9 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	}
 	if cfg.PromptPoll <= 0 {
 		cfg.PromptPoll = time.Second
+	}
+	if cfg.USDTPoll <= 0 {
+		cfg.USDTPoll = 15 * time.Second
 	}
 	if cfg.WebhookTimeout <= 0 {
 		cfg.WebhookTimeout = 10 * time.Second
