@@ -79,8 +79,9 @@ type Config struct {
 var ErrSecretUnreadable = errors.New("workers: the webhook secret cannot be opened")
 
 // Workers are the lifecycle consumers, the expiry timer, the webhook
-// dispatcher and, with a Lightning node, the deposit invoice watcher of one
-// ledgerd process; several processes share the work.
+// dispatcher and, with a Lightning node, the deposit invoice watcher (with
+// USDT, the chain's) of one ledgerd process; several processes share the
+// work.
 type Workers struct {
 	cfg      Config
 	pool     *pgxpool.Pool
