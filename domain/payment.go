@@ -78,6 +78,11 @@ type Payment struct {
 	PayoutReversedAt    *time.Time        `json:"payoutReversedAt,omitempty"` // a confirmed payout came back (payment.payout_reversed)
 	CreatedAt           time.Time         `json:"createdAt"`
 	UpdatedAt           time.Time         `json:"updatedAt"` // the time of the latest event, as its decision gave it
+
+	// DepositRefs are the chain transfers (RecordDeposit.Ref) already
+	// counted in AmountDeposited. Kept in the read model's state, which
+	// decisions are made on, and not served by the API.
+	DepositRefs []string `json:"depositRefs,omitempty"`
 }
 
 // StatusLogEntry is one line of a payment's status history

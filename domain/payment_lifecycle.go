@@ -36,6 +36,7 @@ type PaymentDepositReceived struct {
 	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	Message  string          `json:"message"`
 	At       time.Time       `json:"at"`
+	Ref      string          `json:"ref,omitempty"` // the chain transfer it counts (RecordDeposit.Ref)
 }
 
 // PaymentDeposited records that the funds cover the amount due (status
@@ -48,6 +49,7 @@ type PaymentDeposited struct {
 	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	Message  string          `json:"message"`
 	At       time.Time       `json:"at"`
+	Ref      string          `json:"ref,omitempty"` // the chain transfer it counts (RecordDeposit.Ref)
 }
 
 // PaymentTransferring records the conversion and the payout intent (status
@@ -156,9 +158,11 @@ func applyLifecycle(p Payment, e Event) Payment {
 	switch e := e.(type) {
 	case PaymentDepositReceived:
 		p.AmountDeposited, p.StatusLog, p.UpdatedAt = e.Total, e.Message, e.At
+		p.DepositRefs = withRef(p.DepositRefs, e.Ref)
 		return p
 	case PaymentDeposited:
 		p.AmountDeposited, p.Status, p.StatusLog, p.HeldForDocuments, p.UpdatedAt = e.Total, StatusDeposited, e.Message, e.Held, e.At
+		p.DepositRefs = withRef(p.DepositRefs, e.Ref)
 	case PaymentTransferring:
 		sats, change := e.AmountSats, e.ChangeRefundSats
 		p.Status, p.StatusLog, p.AmountSats, p.BTCPrice, p.PayoutAmount = StatusTransferring, e.Message, &sats, e.BTCPrice, e.PayoutAmount
@@ -238,6 +242,10 @@ type RecordDeposit struct {
 	// Source says which bank credit, or which unmatched funds an operator
 	// assigned, the deposit is: nil for the other rails.
 	Source *DepositSource
+	// Ref names a chain transfer ("<tx hash>:<log index>" of a USDT
+	// Transfer log): a payment counts each one once, so a watcher that
+	// sees it again (a restart, another process) decides nothing.
+	Ref string
 }
 
 // DepositSource is the origin of a bank-transfer deposit: the bank's entry
@@ -249,6 +257,15 @@ type DepositSource struct {
 	UnmatchedID *uuid.UUID `json:"unmatchedFundsId,omitempty"`
 }
 
+// withRef appends a deposit's chain transfer to refs, copying so that
+// folds never share a backing array.
+func withRef(refs []string, ref string) []string {
+	if ref == "" {
+		return refs
+	}
+	return append(slices.Clip(refs), ref)
+}
+
 var errNotAwaitingFunds = func(p Payment) error {
 	return Errorf(Conflict, "payment_not_awaiting_funds", "the payment is %s, not awaiting funds", p.Status)
 }
@@ -256,8 +273,12 @@ var errNotAwaitingFunds = func(p Payment) error {
 // DecideDeposit records funds for p: deposited once they cover the amount
 // due (held for a document above ZAR 50,000 without one), otherwise a
 // partial deposit that keeps the payment waiting. Only a created payment
-// takes funds (409 otherwise).
+// takes funds (409 otherwise); a chain transfer already counted decides
+// nothing.
 func DecideDeposit(p Payment, c RecordDeposit) ([]Event, error) {
+	if c.Ref != "" && slices.Contains(p.DepositRefs, c.Ref) {
+		return nil, nil
+	}
 	if p.Status != StatusCreated {
 		return nil, errNotAwaitingFunds(p)
 	}
@@ -271,10 +292,10 @@ func DecideDeposit(p Payment, c RecordDeposit) ([]Event, error) {
 	total := p.AmountDeposited.Add(c.Amount)
 	received := FormatAmount(total, p.DepositCurrency)
 	if total.LessThan(p.DepositDue) {
-		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at, Source: c.Source, Postings: depositPostings(p, c.Amount),
+		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at, Source: c.Source, Postings: depositPostings(p, c.Amount), Ref: c.Ref,
 			Message: fmt.Sprintf("Received %s of %s; awaiting the rest", received, FormatAmount(p.DepositDue, p.DepositCurrency))}}, nil
 	}
-	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at, Source: c.Source, Postings: depositPostings(p, c.Amount),
+	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at, Source: c.Source, Postings: depositPostings(p, c.Amount), Ref: c.Ref,
 		Message: fmt.Sprintf("Received %s; converting", received)}
 	if p.needsDocuments() {
 		e.Held = true

@@ -423,3 +423,24 @@ func TestPostingsOfALightningPaymentNetOut(t *testing.T) {
 		t.Errorf("change: got %s, want -%d", balance["change_payable sats"], *p.ChangeRefundSats)
 	}
 }
+
+func TestAChainTransferCountsOnce(t *testing.T) {
+	t.Parallel()
+	p := newPayment(t, `{"MerchantID":"m","Amount":1500,"Reference":"r"}`, testMerchant(CountrySouthAfrica, PayoutBank))
+	half := p.DepositDue.Div(decimal.NewFromInt(2))
+	events, err := DecideDeposit(p, RecordDeposit{Amount: half, Now: businessHours, Ref: "0xaa:1"})
+	p = step(t, p, events, err, "payment.deposit_received")
+	// The same log seen again (a restart, another process): nothing.
+	if events, err := DecideDeposit(p, RecordDeposit{Amount: half, Now: businessHours, Ref: "0xaa:1"}); err != nil || len(events) != 0 {
+		t.Fatalf("the same transfer again: got %v, %v; want nothing", events, err)
+	}
+	events, err = DecideDeposit(p, RecordDeposit{Amount: half, Now: businessHours, Ref: "0xaa:2"})
+	p = step(t, p, events, err, "payment.deposited")
+	if !p.AmountDeposited.Equal(p.DepositDue) {
+		t.Errorf("deposited %s, want %s", p.AmountDeposited, p.DepositDue)
+	}
+	// Still nothing once deposited, rather than a 409 to alert on.
+	if events, err := DecideDeposit(p, RecordDeposit{Amount: half, Now: businessHours, Ref: "0xaa:2"}); err != nil || len(events) != 0 {
+		t.Errorf("the last transfer again: got %v, %v; want nothing", events, err)
+	}
+}

@@ -39,11 +39,11 @@ func (w *Workers) runDeposits(ctx context.Context) error {
 
 // openInvoice is a payment still waiting for funds and the hash of its
 // deposit invoice ("" for a payment not funded by Lightning); momo says
-// it is funded by a momo prompt.
+// it is funded by a momo prompt, usdt by a USDT transfer.
 type openInvoice struct {
 	payment, tenant uuid.UUID
 	hash            string
-	momo            bool
+	momo, usdt      bool
 }
 
 // lookupFailuresInARow is how many failed lookups in a row end a poll: the

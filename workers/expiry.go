@@ -42,7 +42,7 @@ func (w *Workers) expireDue(ctx context.Context) error {
 			return err
 		}
 		for _, d := range page {
-			w.expire(ctx, d.openInvoice, now)
+			w.expire(ctx, d, now)
 		}
 		last := page[len(page)-1]
 		afterAt, afterID = last.expiresAt, last.payment
@@ -61,7 +61,7 @@ type deadline struct {
 // overdue reads a page of the deadlines passed by now, after (at, id).
 func (w *Workers) overdue(ctx context.Context, now, at time.Time, id uuid.UUID) ([]deadline, error) {
 	rows, err := w.pool.Query(ctx, `SELECT d.payment_id, d.tenant_id, coalesce(p.state->'lightningInvoice'->>'paymentHash', ''),
-		coalesce(p.state->>'funding' = 'MOMO', false), d.expires_at
+		coalesce(p.state->>'funding' = 'MOMO', false), coalesce(p.state->>'funding' = 'USDT', false), d.expires_at
 		FROM payment_deadlines d LEFT JOIN payments p ON p.id = d.payment_id
 		WHERE d.expires_at <= $1 AND (d.expires_at, d.payment_id) > ($2, $3)
 		ORDER BY d.expires_at, d.payment_id LIMIT $4`, now, at, id, w.expiryPage)
@@ -70,23 +70,30 @@ func (w *Workers) overdue(ctx context.Context, now, at time.Time, id uuid.UUID) 
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (deadline, error) {
 		var d deadline
-		err := r.Scan(&d.payment, &d.tenant, &d.hash, &d.momo, &d.expiresAt)
+		err := r.Scan(&d.payment, &d.tenant, &d.hash, &d.momo, &d.usdt, &d.expiresAt)
 		return d, err
 	})
 }
 
-// expire expires one overdue payment unless its invoice was paid or its
-// momo prompt was paid or is still open.
-func (w *Workers) expire(ctx context.Context, d openInvoice, now time.Time) {
-	if paid, err := w.paidBeforeExpiry(ctx, d); paid || err != nil {
+// expire expires one overdue payment unless its invoice was paid, its
+// momo prompt was paid or is still open, or a USDT transfer made in time
+// awaits its confirmations.
+func (w *Workers) expire(ctx context.Context, d deadline, now time.Time) {
+	if paid, err := w.paidBeforeExpiry(ctx, d.openInvoice); paid || err != nil {
 		if err != nil {
 			w.log.Warn("expiry: check invoice", "payment", d.payment, "err", err)
 		}
 		return
 	}
-	if open, err := w.promptOpen(ctx, d); open || err != nil {
+	if open, err := w.promptOpen(ctx, d.openInvoice); open || err != nil {
 		if err != nil {
 			w.log.Warn("expiry: check prompt", "payment", d.payment, "err", err)
+		}
+		return
+	}
+	if pending, err := w.transferPending(ctx, d); pending || err != nil {
+		if err != nil {
+			w.log.Warn("expiry: check USDT transfers", "payment", d.payment, "err", err)
 		}
 		return
 	}

@@ -71,6 +71,11 @@ type Config struct {
 	// (sandbox) sends none: deposits arrive through the sandbox API.
 	Prompts    Prompts
 	PromptPoll time.Duration // how often payments awaiting a prompt are looked for (1 s)
+	// USDT reads the chain for deposits to USDT payments' addresses
+	// (ethereum.Watcher); nil (sandbox) reads none: deposits arrive
+	// through the sandbox API.
+	USDT     USDT
+	USDTPoll time.Duration // how often it reads (LEDGER_ETH_POLL; 15 s)
 	// StalledAfter is how long a payment may sit deposited or transferring
 	// before the sweep runs its step itself (runStalled); StalledPoll is
 	// how often it looks.
@@ -87,8 +92,9 @@ type Config struct {
 var ErrSecretUnreadable = errors.New("workers: the webhook secret cannot be opened")
 
 // Workers are the lifecycle consumers, the expiry timer, the webhook
-// dispatcher and, with a Lightning node, the deposit invoice watcher of one
-// ledgerd process; several processes share the work.
+// dispatcher and, with a Lightning node, the deposit invoice watcher (with
+// USDT, the chain's) of one ledgerd process; several processes share the
+// work.
 type Workers struct {
 	cfg      Config
 	pool     *pgxpool.Pool
@@ -125,6 +131,9 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	}
 	if cfg.PromptPoll <= 0 {
 		cfg.PromptPoll = time.Second
+	}
+	if cfg.USDTPoll <= 0 {
+		cfg.USDTPoll = 15 * time.Second
 	}
 	if cfg.WebhookTimeout <= 0 {
 		cfg.WebhookTimeout = 10 * time.Second
@@ -179,6 +188,9 @@ func (w *Workers) Run(ctx context.Context) error {
 	}
 	if w.cfg.Prompts != nil {
 		g.Go(func() error { return w.runPrompts(ctx) })
+	}
+	if w.cfg.USDT != nil {
+		g.Go(func() error { return w.poll(ctx, w.cfg.USDTPoll, "usdt: poll", w.cfg.USDT.Poll) })
 	}
 	return g.Wait()
 }

@@ -90,6 +90,12 @@ func commands() []command {
 			"rebuild read models (all, or " + strings.Join(rebuild.GroupNames()[1:], ", ") +
 				") from the first event into shadow tables, swapped in while ledgerd serves",
 			projectionsRebuild},
+		{"usdt addresses", "usdt addresses",
+			"each USDT deposit address that received confirmed transfers, as JSON lines: its derivation index, payment, and USDT credited and unmatched (for the custody system that sweeps)",
+			usdtAddresses},
+		{"usdt transfers", "usdt transfers [--status credited|unmatched]",
+			"the confirmed USDT transfers to deposit addresses, as JSON lines in chain order; unmatched ones are an operator's to return or apply",
+			usdtTransfers},
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers"
 	"github.com/ledger/ledger/workers/rails/camt"
+	"github.com/ledger/ledger/workers/rails/ethereum"
 	"github.com/ledger/ledger/workers/rails/mpesa"
 	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/rails/paystack"
@@ -44,6 +45,7 @@ var migrations = []eventstore.MigrationSet{
 	{Component: "sandbox-payouts", FS: payout.Migrations},
 	{Component: "paystack-payouts", FS: paystack.Migrations},
 	{Component: "mpesa", FS: mpesa.Migrations},
+	{Component: "usdt", FS: ethereum.Migrations},
 }
 
 // app is a wired ledgerd: its connections and the parts that run.
@@ -140,6 +142,11 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	sandbox := cfg.Mode == "sandbox"
 	var rail payout.Rail
 	rail, providers := rails.payoutRail(cfg, a.pool, railOutcomes{a}, log, reg)
+	providers.usdt = rails.usdtWatcher(cfg, a.pool, railOutcomes{a}, log, reg)
+	var usdt workers.USDT // nil unless USDT is configured, as prompts below
+	if providers.usdt != nil {
+		usdt = providers.usdt
+	}
 	var sandboxBooks httpapi.SandboxPayouts
 	if sandbox {
 		s := payout.NewSandbox(a.pool, cfg.SandboxPayoutDelay)
@@ -157,7 +164,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
 		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, StalledAfter: cfg.StalledAfter, WebhookSchedule: cfg.WebhookRetry,
 		WebhookPrivate: cfg.WebhookAllowPrivate, WebhookSends: cfg.WebhookSends, RenderPayment: httpapi.PaymentJSON, OpenSecret: openWebhookSecret(sealer),
-		Invoices: rails.invoices, InvoicePoll: cfg.LNDInvoicePoll, Prompts: prompts},
+		Invoices: rails.invoices, InvoicePoll: cfg.LNDInvoicePoll, Prompts: prompts,
+		USDT: usdt, USDTPoll: cfg.USDT.Poll},
 		a.pool, js, ledger, rails.Prices, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,
 		PublicURL: cfg.PublicURL, Sandbox: sandbox, APIKeyRate: cfg.RateLimit, TokenIPRate: cfg.TokenRateLimit,
@@ -218,6 +226,9 @@ func railsReady(p providers) func(context.Context) map[string]string {
 	}
 	if p.momo != nil {
 		checks["mpesa"] = p.momo.Ready
+	}
+	if p.usdt != nil {
+		checks["ethereum"] = p.usdt.Ready
 	}
 	if len(checks) == 0 {
 		return nil

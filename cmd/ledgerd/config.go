@@ -69,6 +69,7 @@ type config struct {
 	MPesa               mpesaConfig       // production: Kenyan momo through M-Pesa Daraja (mpesa.go)
 	OperatorToken       string            // the bearer token of the operator's routes (camt import); "" serves none
 	OperatorTokenFile   string            // or a file holding it
+	USDT                usdtConfig        // production: USDT deposits watched on Ethereum (usdt.go)
 	LNMaxFeeSats        int64             // a Lightning payout's routing fee limit: the larger of this
 	LNMaxFeePPM         int64             // and these millionths of the amount
 	RateLimit           httpapi.RateLimit // per API key
@@ -253,6 +254,16 @@ var settings = []setting{
 		str(func(c *config) *string { return &c.MPesa.CertFile })},
 	{"LEDGER_MPESA_BASE_URL", "mpesa-base-url", "", "production: Daraja's API (default " + mpesa.DefaultBaseURL + ")",
 		str(func(c *config) *string { return &c.MPesa.BaseURL })},
+	{"LEDGER_USDT_XPUB", "usdt-xpub", "", "production: the extended public key (xpub) of the account m/44'/60'/0' whose m/44'/60'/0'/0/<index> addresses take USDT deposits; no private key",
+		str(func(c *config) *string { return &c.USDT.XPub })},
+	{"LEDGER_ETH_RPC_URL", "eth-rpc-url", "", "production: an Ethereum node's JSON-RPC endpoint the USDT deposits are watched through",
+		str(func(c *config) *string { return &c.USDT.RPCURL })},
+	{"LEDGER_USDT_CONTRACT", "usdt-contract", "", "production: the USDT token contract (on Ethereum mainnet 0xdAC17F958D2ee523a2206206994597C13D831ec7)",
+		str(func(c *config) *string { return &c.USDT.Contract })},
+	{"LEDGER_ETH_CONFIRMATIONS", "eth-confirmations", "12", "production: blocks a USDT transfer's block must have (itself included) before it is credited",
+		num(func(c *config) *int { return &c.USDT.Confirmations })},
+	{"LEDGER_ETH_POLL", "eth-poll", "15s", "production: how often the chain is read for USDT deposits",
+		dur(func(c *config) *time.Duration { return &c.USDT.Poll })},
 	{"LEDGER_LN_MAX_FEE_SATS", "ln-max-fee-sats", "10", "production: a Lightning payout's routing fee limit in sats, unless LEDGER_LN_MAX_FEE_PPM of the amount is more",
 		count(func(c *config) *int64 { return &c.LNMaxFeeSats })},
 	{"LEDGER_LN_MAX_FEE_PPM", "ln-max-fee-ppm", "5000", "production: a Lightning payout's routing fee limit in millionths of the amount, when above LEDGER_LN_MAX_FEE_SATS",
@@ -418,6 +429,9 @@ func (c *config) validate() error {
 	}
 	if c.OperatorToken != "" && len(c.OperatorToken) < minOperatorToken {
 		return fmt.Errorf("LEDGER_OPERATOR_TOKEN must be at least %d characters (openssl rand -hex 32)", minOperatorToken)
+	}
+	if err := c.validateUSDT(); err != nil {
+		return err
 	}
 	if c.LNMaxFeePPM > 1_000_000 {
 		return fmt.Errorf("LEDGER_LN_MAX_FEE_PPM must be at most 1000000 (the whole amount), not %d", c.LNMaxFeePPM)

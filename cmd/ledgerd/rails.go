@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/httpapi"
@@ -34,7 +35,9 @@ import (
 // node for deposit invoices, their settlement and Lightning payouts, with
 // a Paystack secret key bank payouts through Paystack, and with the
 // LEDGER_MPESA_* settings Kenyan momo prompts and payouts through M-Pesa.
-// USDT custody has no production adapter: those payments answer 503
+// With LEDGER_USDT_XPUB, LEDGER_ETH_RPC_URL and LEDGER_USDT_CONTRACT, USDT
+// payments get addresses derived from the xpub and an Ethereum node is
+// watched for their deposits; without them USDT payments answer 503
 // rail_unavailable in production, as bank payouts do without Paystack and
 // momo ones without M-Pesa.
 type rails struct {
@@ -45,6 +48,8 @@ type rails struct {
 	banks    *paystack.BankList
 	mpesa    *mpesa.Client // production with LEDGER_MPESA_*; nil otherwise
 	mpesaCfg mpesa.Config
+	usdtKey  *ethereum.XPubKey // production with LEDGER_USDT_*; nil otherwise
+	eth      *ethereum.RPC
 }
 
 // usdtSandboxSeed derives the sandbox's per-payment USDT addresses. It is
@@ -90,9 +95,16 @@ func newRails(cfg config) (*rails, error) {
 		if r.mpesa, r.mpesaCfg, err = newMPesa(cfg); err != nil {
 			return nil, err
 		}
+		r.NoFunding = map[string]bool{}
 		if r.mpesa == nil {
 			r.NoPayout[domain.PayoutMomo] = true
-			r.NoFunding = map[string]bool{domain.FundingMomo: true}
+			r.NoFunding[domain.FundingMomo] = true
+		}
+		if r.usdtKey, r.eth, err = newUSDT(cfg); err != nil {
+			return nil, err
+		}
+		if r.usdtKey == nil {
+			r.NoFunding[domain.FundingUSDT] = true
 		}
 		return r, nil
 	}
@@ -119,6 +131,7 @@ const paystackTimeout = 30 * time.Second
 type providers struct {
 	bank *paystack.Rail
 	momo *mpesa.Rail
+	usdt *ethereum.Watcher
 }
 
 // payoutRail is production's payout rail: Lightning recipients are paid
@@ -152,6 +165,17 @@ func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool, outcomes railOutcomes
 	return byRail, p
 }
 
+// usdtWatcher gives USDT payments their addresses from the xpub and
+// returns the watcher of their deposits; nil when USDT is not configured.
+func (r *rails) usdtWatcher(cfg config, pool *pgxpool.Pool, credits ethereum.Credits, log *slog.Logger,
+	reg prometheus.Registerer) *ethereum.Watcher {
+	if r.usdtKey == nil {
+		return nil
+	}
+	r.Deposits = ethereum.NewXPubDeposits(pool, *r.usdtKey)
+	return ethereum.NewWatcher(pool, r.eth, cfg.USDT.Contract, uint64(cfg.USDT.Confirmations), credits, log, reg)
+}
+
 // bankCurrencies are the currencies bank merchants are paid in, by country.
 var bankCurrencies = map[string]string{domain.CountrySouthAfrica: "ZAR", domain.CountryKenya: "KES", domain.CountryNigeria: "NGN"}
 
@@ -183,6 +207,11 @@ func (o railOutcomes) PayoutSettled(ctx context.Context, tenantID, paymentID uui
 func (o railOutcomes) MomoPaid(ctx context.Context, tenantID, paymentID uuid.UUID, amount int64, receipt string,
 	at time.Time) (bool, error) {
 	return o.a.workers.MomoPaid(ctx, tenantID, paymentID, amount, receipt, at)
+}
+
+func (o railOutcomes) USDTDeposited(ctx context.Context, tenantID, paymentID uuid.UUID, amount decimal.Decimal, ref string,
+	at time.Time) (string, error) {
+	return o.a.workers.USDTDeposited(ctx, tenantID, paymentID, amount, ref, at)
 }
 
 func (o railOutcomes) PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, transferCode, reason string) error {

@@ -82,7 +82,7 @@ func (l *Ledger) CreatePayment(ctx context.Context, tenantID, payerID uuid.UUID,
 		return domain.PaymentSnapshot{}, err // a caller error, or an internal one
 	}
 	id := uuid.Must(uuid.NewV7())
-	funding, err := l.fund(ctx, id, plan, quote, payer, now)
+	funding, err := l.fund(ctx, tenantID, id, plan, quote, payer, now)
 	if err != nil {
 		return domain.PaymentSnapshot{}, err
 	}
@@ -122,7 +122,7 @@ func errPricesUnavailable(cause error) error {
 }
 
 // fund asks the rails for the funding details of the plan's rail.
-func (l *Ledger) fund(ctx context.Context, id uuid.UUID, plan domain.PaymentPlan, q domain.Quote,
+func (l *Ledger) fund(ctx context.Context, tenantID, id uuid.UUID, plan domain.PaymentPlan, q domain.Quote,
 	payer domain.User, now time.Time) (domain.PaymentFunding, error) {
 	var f domain.PaymentFunding
 	unavailable := func(rail string, err error) error {
@@ -145,7 +145,7 @@ func (l *Ledger) fund(ctx context.Context, id uuid.UUID, plan domain.PaymentPlan
 		if l.rails.Deposits == nil {
 			return f, unavailable("USDT deposits", errNoAdapter)
 		}
-		addr, err := l.rails.Deposits.DepositAddress(ctx, id)
+		addr, err := l.rails.Deposits.DepositAddress(ctx, tenantID, id)
 		if err != nil {
 			return f, unavailable("USDT deposits", err)
 		}

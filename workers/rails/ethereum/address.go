@@ -1,9 +1,13 @@
-// Package ethereum gives each payment its own deposit address, written with
-// the EIP-55 checksum so a mistyped address is caught before funds move.
+// Package ethereum is the USDT rail: each payment gets its own deposit
+// address, written with the EIP-55 checksum so a mistyped address is caught
+// before funds move, and a watcher credits the token's confirmed transfers
+// to those addresses.
 package ethereum
 
 import (
 	"encoding/hex"
+	"errors"
+	"strings"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"golang.org/x/crypto/sha3"
@@ -53,4 +57,21 @@ func keccak256(b []byte) []byte {
 	h := sha3.NewLegacyKeccak256()
 	h.Write(b)
 	return h.Sum(nil)
+}
+
+// ParseAddress reads 0x + 40 hex digits: all lowercase, all uppercase, or
+// mixed case matching its EIP-55 checksum (a mixed case that does not
+// match is a typo).
+func ParseAddress(s string) ([20]byte, error) {
+	var addr [20]byte
+	if len(s) != 42 || s[:2] != "0x" {
+		return addr, errors.New("not 0x and 40 hex digits")
+	}
+	if _, err := hex.Decode(addr[:], []byte(s[2:])); err != nil {
+		return addr, errors.New("not 0x and 40 hex digits")
+	}
+	if digits := s[2:]; digits != strings.ToLower(digits) && digits != strings.ToUpper(digits) && ChecksumAddress(addr) != s {
+		return addr, errors.New("its mixed case does not match its EIP-55 checksum")
+	}
+	return addr, nil
 }

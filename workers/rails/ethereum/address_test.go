@@ -97,3 +97,17 @@ func FuzzValidChecksumAddress(f *testing.F) {
 		}
 	})
 }
+
+func TestParseAddress(t *testing.T) {
+	t.Parallel()
+	for _, s := range append(eip55Examples, "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", "0xdAC17F958D2ee523a2206206994597C13D831ec7") {
+		if _, err := ParseAddress(s); err != nil {
+			t.Errorf("ParseAddress(%s): %v", s, err)
+		}
+	}
+	for _, s := range []string{"", "0x", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1bEAed", "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beae", "5aaeb6053f3e94c9b9a09f33669435e7ef1beaed00"} {
+		if _, err := ParseAddress(s); err == nil {
+			t.Errorf("ParseAddress(%q) took it", s)
+		}
+	}
+}

@@ -12,13 +12,13 @@ import (
 // Deposits hands out the address a payer sends a payment's ether or tokens
 // to. Each payment gets its own, so an incoming transfer names its payment.
 type Deposits interface {
-	DepositAddress(ctx context.Context, paymentID uuid.UUID) (string, error)
+	DepositAddress(ctx context.Context, tenantID, paymentID uuid.UUID) (string, error)
 }
 
 // SandboxDeposits derives each payment's key from a seed with no state, so
 // every ledgerd instance gives the same address for a payment and distinct
-// payments get distinct addresses. Production keeps keys out of the ledger:
-// an HD wallet or a custody API behind the same interface.
+// payments get distinct addresses. Production keeps keys out of the
+// ledger: XPubDeposits derives addresses from an account's public key.
 type SandboxDeposits struct {
 	seed []byte
 }
@@ -30,7 +30,7 @@ func NewSandboxDeposits(seed []byte) *SandboxDeposits {
 }
 
 // DepositAddress returns the checksummed address of the payment's key.
-func (d *SandboxDeposits) DepositAddress(_ context.Context, paymentID uuid.UUID) (string, error) {
+func (d *SandboxDeposits) DepositAddress(_ context.Context, _, paymentID uuid.UUID) (string, error) {
 	return ChecksumAddress(AddressFromPublicKey(d.key(paymentID).PubKey())), nil
 }
 

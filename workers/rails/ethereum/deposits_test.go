@@ -11,7 +11,7 @@ var _ Deposits = (*SandboxDeposits)(nil)
 
 func mustDepositAddress(t *testing.T, d *SandboxDeposits, id uuid.UUID) string {
 	t.Helper()
-	addr, err := d.DepositAddress(context.Background(), id)
+	addr, err := d.DepositAddress(context.Background(), uuid.Nil, id)
 	if err != nil {
 		t.Fatal(err)
 	}
