@@ -81,6 +81,7 @@ type Credentials struct {
 // Prompt is an STK prompt the fake received.
 type Prompt struct {
 	CheckoutID, MerchantID string
+	AccountReference       string // what the payer's phone shows
 	Amount                 int64
 	Phone                  string
 	CallbackURL            string
@@ -348,7 +349,7 @@ func (s *Server) stkPush(w http.ResponseWriter, body map[string]any) {
 		return
 	}
 	s.mu.Lock()
-	p := &Prompt{CheckoutID: s.next("ws_CO_"), MerchantID: s.next("29115-"), Amount: amount, Phone: phone,
+	p := &Prompt{CheckoutID: s.next("ws_CO_"), MerchantID: s.next("29115-"), AccountReference: str(body, "AccountReference"), Amount: amount, Phone: phone,
 		CallbackURL: str(body, "CallBackURL"), State: "processing"}
 	s.prompts = append(s.prompts, p)
 	s.mu.Unlock()

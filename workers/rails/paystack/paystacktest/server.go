@@ -207,6 +207,20 @@ func (s *Server) Transfer(reference string) (Transfer, bool) {
 	return *tr, true
 }
 
+// Pending lists the references of the transfers still pending, for a
+// caller that plays the bank and settles them in its own time.
+func (s *Server) Pending() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var refs []string
+	for ref, tr := range s.transfers {
+		if tr.Status == "pending" {
+			refs = append(refs, ref)
+		}
+	}
+	return refs
+}
+
 // Sent lists the webhooks sent so far, as "event reference".
 func (s *Server) Sent() []string {
 	s.mu.Lock()
