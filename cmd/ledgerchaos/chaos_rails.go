@@ -513,6 +513,11 @@ func railFaults(ctx context.Context, r *chaosRun) ([]window, error) {
 		}},
 		{"KilledMidB2C", func() error {
 			before := len(f.mpesa.Payments())
+			// The results of the requests M-Pesa takes from now until
+			// the restart are lost, so that only Transaction Status
+			// queries can tell ledgerd what M-Pesa paid.
+			f.mpesa.DropCallbacks(true)
+			defer f.mpesa.DropCallbacks(false)
 			f.mpesa.SetFault(b2cPath, mpesatest.Fault{Hang: true})
 			defer f.mpesa.SetFault(b2cPath, mpesatest.Fault{})
 			if err := waitFor(ctx, 20*time.Second, "a B2C request", func() bool { return len(f.mpesa.Payments()) > before }); err != nil {
@@ -674,4 +679,5 @@ func checkRails(r *chaosRun, res *chaosResult) {
 	res.addAtLeast("M-Pesa B2C payments made", r.notes["b2cPayments"], 1)
 	res.addAtLeast("webhooks sent late, out of order and again", r.notes["webhooksSentLateOrAgain"], 1)
 	res.addAtLeast("ledgerd kills while a payout request was unanswered", r.notes["kills"], 2*len(r.cluster.nodes))
+	res.addAtLeast("B2C payouts recovered by Transaction Status queries (queries made)", r.notes["b2cStatusQueries"], 1)
 }
