@@ -516,8 +516,8 @@ func railFaults(ctx context.Context, r *chaosRun) ([]window, error) {
 			// The results of the requests M-Pesa takes from now until
 			// the restart are lost, so that only Transaction Status
 			// queries can tell ledgerd what M-Pesa paid.
-			f.mpesa.DropCallbacks(true)
-			defer f.mpesa.DropCallbacks(false)
+			f.mpesa.DropResults(true)
+			defer f.mpesa.DropResults(false)
 			f.mpesa.SetFault(b2cPath, mpesatest.Fault{Hang: true})
 			defer f.mpesa.SetFault(b2cPath, mpesatest.Fault{})
 			if err := waitFor(ctx, 20*time.Second, "a B2C request", func() bool { return len(f.mpesa.Payments()) > before }); err != nil {

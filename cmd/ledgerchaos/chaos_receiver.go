@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"sort"
@@ -66,12 +67,15 @@ func startChaosReceiver(secret string, cert *tls.Certificate) (*chaosReceiver, e
 		return nil, fmt.Errorf("webhook receiver: %w", err)
 	}
 	scheme := "http://"
+	var errorLog *log.Logger
 	if cert != nil {
 		ln, scheme = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{*cert}}), "https://"
+		// A ledgerd killed mid-handshake is a scenario's fault, not news.
+		errorLog = log.New(io.Discard, "", 0)
 	}
 	r := &chaosReceiver{base: scheme + ln.Addr().String(), secret: secret, served: make(chan error, 1),
 		byID: map[string]*webhookHistory{}}
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
 	go func() { r.served <- r.srv.Serve(ln) }()
 	return r, nil
 }

@@ -121,6 +121,7 @@ type Server struct {
 	statusQueries  int
 	faults         map[string]*Fault
 	dropCallbacks  bool
+	dropResults    bool
 	twiceCallbacks bool
 	seq            int
 	hang           chan struct{}
@@ -191,6 +192,14 @@ func (s *Server) DropCallbacks(drop bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dropCallbacks = drop
+}
+
+// DropResults makes the fake send no B2C results (or send them again);
+// prompts' callbacks and Transaction Status results still go.
+func (s *Server) DropResults(drop bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropResults = drop
 }
 
 // CallbacksTwice makes the fake send every callback twice.
@@ -477,11 +486,11 @@ func (s *Server) b2c(w http.ResponseWriter, body map[string]any) {
 		s.payments[id] = p
 	}
 	p.Requests++
-	pay := *p
+	pay, drop := *p, s.dropResults
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]string{"ConversationID": pay.ConversationID, "OriginatorConversationID": id,
 		"ResponseCode": "0", "ResponseDescription": "Accept the service request successfully."})
-	if !seen {
+	if !seen && !drop {
 		s.send(pay.ResultURL, B2CResult(pay, 0))
 	}
 }
