@@ -335,10 +335,9 @@ func (fr *railsFront) close() { _ = fr.srv.Close() }
 // merchants in three countries (Paystack), a Kenyan momo merchant (B2C),
 // and a payer whose momo number the STK prompts go to.
 type railsPartner struct {
-	banks     []string // merchant ids: South Africa (the partner's own), Nigeria, Kenya
-	momo      string   // merchant id
-	payerTok  string   // the payer's user token
-	payerUser string
+	banks    []string // merchant ids: South Africa (the partner's own), Nigeria, Kenya
+	momo     string   // merchant id
+	payerTok string   // the payer's user token
 }
 
 // setupRailsPartners creates each partner's merchants and payer.
@@ -374,8 +373,8 @@ func setupRailsPartners(ctx context.Context, c *chaosClient, l *chaosLoad) ([]ra
 		if err != nil {
 			return nil, err
 		}
-		rp.payerUser, _ = u["userId"].(string)
-		tok, err := post("/users/token", p.Token, map[string]string{"userId": rp.payerUser}, http.StatusOK)
+		payer, _ := u["userId"].(string)
+		tok, err := post("/users/token", p.Token, map[string]string{"userId": payer}, http.StatusOK)
 		if err != nil {
 			return nil, err
 		}
@@ -509,7 +508,10 @@ func railFaults(ctx context.Context, r *chaosRun) ([]window, error) {
 		{"KilledMidTransfer", func() error {
 			before := f.paystack.Posts()
 			f.paystack.HangNext("POST /transfer", 1)
-			return killMidPayout(ctx, r, func() bool { return f.paystack.Posts() > before })
+			if err := waitFor(ctx, 20*time.Second, "a transfer request", func() bool { return f.paystack.Posts() > before }); err != nil {
+				return err
+			}
+			return killAll(ctx, r)
 		}},
 		{"KilledMidB2C", func() error {
 			before := len(f.mpesa.Payments())
@@ -534,7 +536,7 @@ func railFaults(ctx context.Context, r *chaosRun) ([]window, error) {
 			if err := waitFor(ctx, 20*time.Second, "every claimed B2C to reach M-Pesa", func() bool { return f.b2cSettledIn(ctx, r) }); err != nil {
 				return err
 			}
-			return killMidPayout(ctx, r, func() bool { return true })
+			return killAll(ctx, r)
 		}},
 	}
 	for _, s := range steps {
@@ -581,14 +583,9 @@ func (f *railsFakes) b2cSettledIn(ctx context.Context, r *chaosRun) bool {
 	return rows.Err() == nil
 }
 
-// killMidPayout waits until a provider has taken a payout request it will
-// never answer (so the ledgerd that sent it has no outcome to record),
-// then kills every ledgerd, as the one that sent it is not known, and
-// restarts them.
-func killMidPayout(ctx context.Context, r *chaosRun, taken func() bool) error {
-	if err := waitFor(ctx, 20*time.Second, "a payout request", taken); err != nil {
-		return err
-	}
+// killAll kills every ledgerd, as which one sent the payout request left
+// unanswered is not known, and restarts them a second later.
+func killAll(ctx context.Context, r *chaosRun) error {
 	for i := range r.cluster.nodes {
 		r.cluster.kill(i)
 	}
