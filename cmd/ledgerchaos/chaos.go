@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/cmd/internal/benchkit"
 )
@@ -31,6 +34,9 @@ type chaosScenario struct {
 	disrupt func(ctx context.Context, r *chaosRun) ([]window, error)
 	// extra are the scenario's own checks.
 	extra func(r *chaosRun, res *chaosResult)
+	// rails runs ledgerd in production mode against fakes of its
+	// providers (chaos_rails.go) instead of the sandbox's rails.
+	rails bool
 }
 
 // chaosRun is one scenario in progress.
@@ -40,6 +46,8 @@ type chaosRun struct {
 	client   *chaosClient
 	load     *chaosLoad
 	receiver *chaosReceiver
+	fakes    *railsFakes // the rails scenario's providers, else nil
+	pool     *pgxpool.Pool
 	log      io.Writer
 
 	mu    sync.Mutex
@@ -68,6 +76,9 @@ var chaosScenarios = []chaosScenario{
 	{name: "cluster", about: "3 processes behind HAProxy on Postgres under Patroni (primary, synchronous standby) and 3 NATS servers: " +
 		"the primary killed, the stream's NATS leader killed, a ledgerd killed, each restarted, then a rolling restart (not in all)",
 		nodes: 3, replicated: true, webhookPath: okPath, disrupt: failOver},
+	{name: "rails", about: "production mode against fakes of LND, Paystack and M-Pesa: provider 500s, webhooks and callbacks twice, " +
+		"late, out of order; every ledgerd killed while a transfer, then a B2C, is unanswered (2 processes)",
+		nodes: 2, webhookPath: okPath, disrupt: railFaults, extra: checkRails, rails: true},
 }
 
 // runScenario sets up a cluster, runs the load with the scenario's
@@ -87,6 +98,15 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	settings := chaosSettings{Nodes: sc.nodes, WebhookRetry: "200ms,500ms,1s,1s,2s,2s,2s"}
 	if sc.replicated {
 		settings.NATSServer = cfg.natsServer
+	}
+	var fakes *railsFakes
+	if sc.rails {
+		var err error
+		if fakes, err = startRailsFakes(dir); err != nil {
+			return fail(err)
+		}
+		defer fakes.close()
+		settings.Env = fakes.env
 	}
 	cluster, err := startChaosCluster(ctx, dir, cfg.ledgerd, cfg.ledgerctl, settings)
 	defer func() {
@@ -114,14 +134,27 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 		return fail(err)
 	}
 	secret := benchkit.WebhookSecret()
-	receiver, err := startChaosReceiver(secret)
+	var receiverCert *tls.Certificate
+	if fakes != nil {
+		receiverCert = fakes.receiverCert
+	}
+	receiver, err := startChaosReceiver(secret, receiverCert)
 	if err != nil {
 		return fail(err)
 	}
 	defer receiver.close()
 	client := &chaosClient{http: httpClient, urls: cluster.baseURLs(), patience: 2 * time.Minute}
 	r := &chaosRun{cfg: cfg, cluster: cluster, client: client, receiver: receiver, log: log, notes: map[string]int{},
+		fakes: fakes, pool: pool,
 		load: newChaosLoad(client, partners, secret, func(n int64) string { return receiver.URL(sc.webhookPath(n)) })}
+	if fakes != nil {
+		fakes.front.setBackends(cluster.baseURLs())
+		if r.load.rails, err = setupRailsPartners(ctx, client, r.load); err != nil {
+			return fail(fmt.Errorf("rails setup: %w", err))
+		}
+		r.load.fakes = fakes
+		fakes.play()
+	}
 
 	if sc.replicated && cfg.throughput > 0 {
 		if err := measureThroughput(ctx, r, partners, cfg.workers, cfg.throughput); err != nil {
@@ -156,6 +189,9 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	fmt.Fprintf(log, "ledgerchaos: %s: load stopped after %.0f s; waiting for the cluster to settle\n", sc.name, time.Since(start).Seconds())
 
 	acked, unanswered := r.load.snapshot()
+	if fakes != nil {
+		fakes.markPrompted(&acked)
+	}
 	var deposited []string
 	for _, p := range acked.Payments {
 		if p.Deposited {
@@ -171,6 +207,11 @@ func runScenario(ctx context.Context, cfg chaosConfig, sc chaosScenario, dir str
 	}
 	if err := verifyStore(ctx, pool, cluster.natsURL, deposited, &f); err != nil {
 		return fail(fmt.Errorf("check the store and the stream: %w", err))
+	}
+	if fakes != nil {
+		if err := railsPayouts(ctx, r, &f); err != nil {
+			return fail(fmt.Errorf("count the providers' payouts: %w", err))
+		}
 	}
 	if err := verifyWebhooks(ctx, pool, receiver, windows, &f); err != nil {
 		return fail(fmt.Errorf("check webhooks: %w", err))

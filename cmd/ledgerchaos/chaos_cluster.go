@@ -54,6 +54,9 @@ type chaosSettings struct {
 	// NATSServer is the nats-server binary for a replicated cluster behind
 	// HAProxy (the cluster scenario); empty: one Postgres, one NATS.
 	NATSServer string
+	// Env are settings over the defaults (the rails scenario's production
+	// mode and providers).
+	Env []string
 }
 
 // startChaosCluster starts the servers and n ledgerd processes under dir.
@@ -83,6 +86,8 @@ func startChaosCluster(ctx context.Context, dir, ledgerdBin, ledgerctlBin string
 	if c.ha != nil {
 		c.env = append(c.env, fmt.Sprintf("LEDGER_NATS_REPLICAS=%d", len(c.ha.nats)))
 	}
+	// Later settings win: exec keeps the last of a name.
+	c.env = append(c.env, s.Env...)
 	for i := range s.Nodes {
 		addr, err := benchkit.FreeAddr()
 		if err != nil {

@@ -28,6 +28,10 @@ type chaosLoad struct {
 	webhookURL func(n int64) string
 	secret     string
 	payments   atomic.Int64
+	// rails, per partner, and fakes are the rails scenario's corridors and
+	// providers: its payments go there instead of the sandbox.
+	rails []railsPartner
+	fakes *railsFakes
 
 	mu    sync.Mutex
 	acked chaosAcked
@@ -119,6 +123,8 @@ func (l *chaosLoad) op(ctx context.Context, w int) {
 		err = l.createUser(ctx, p)
 	case r < 40 && w < len(l.partners):
 		err = l.changeMomo(ctx, p)
+	case l.fakes != nil:
+		err = l.payRails(ctx, p)
 	default:
 		err = l.payAndDeposit(ctx, p)
 	}

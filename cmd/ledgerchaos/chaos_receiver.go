@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"sort"
@@ -56,14 +58,24 @@ type webhookHistory struct {
 	After2xx  []time.Time // arrivals after a 2xx had been answered
 }
 
-func startChaosReceiver(secret string) (*chaosReceiver, error) {
+// startChaosReceiver starts the receiver on loopback: over TLS with cert
+// when it is not nil (production ledgerd posts webhooks to https URLs
+// only), else plain HTTP.
+func startChaosReceiver(secret string, cert *tls.Certificate) (*chaosReceiver, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("webhook receiver: %w", err)
 	}
-	r := &chaosReceiver{base: "http://" + ln.Addr().String(), secret: secret, served: make(chan error, 1),
+	scheme := "http://"
+	var errorLog *log.Logger
+	if cert != nil {
+		ln, scheme = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{*cert}}), "https://"
+		// A ledgerd killed mid-handshake is a scenario's fault, not news.
+		errorLog = log.New(io.Discard, "", 0)
+	}
+	r := &chaosReceiver{base: scheme + ln.Addr().String(), secret: secret, served: make(chan error, 1),
 		byID: map[string]*webhookHistory{}}
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
 	go func() { r.served <- r.srv.Serve(ln) }()
 	return r, nil
 }

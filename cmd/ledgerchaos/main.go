@@ -1,6 +1,6 @@
 // Command ledgerchaos runs the ledger's fault scenarios: kill -9 of ledgerd
 // processes, NATS and Postgres outages, several processes, hostile webhook
-// receivers. Each scenario runs its own Postgres and NATS and ledgerd
+// receivers, the production rails' providers failing. Each scenario runs its own Postgres and NATS and ledgerd
 // processes under a mixed load, then checks that nothing acknowledged was
 // lost and nothing was paid or published twice. Run "ledgerchaos -h" for
 // the scenarios and flags.
@@ -70,6 +70,10 @@ succeeded with exactly one payout, and every status webhook was answered
 2xx and not sent again after that (unless a process was killed between
 the answer and its record, or a Postgres crash lost the delivery's claim). It prints what it
 checked in numbers and exits non-zero when a check fails.
+
+The rails scenario runs ledgerd in production mode against fakes of
+LND, Paystack and M-Pesa run by ledgerchaos itself, which plays the
+payers and the bank, and counts payouts from the fakes' own records.
 
 The cluster scenario runs Postgres under Patroni and etcd, a NATS
 cluster and HAProxy instead (Debian packages patroni, etcd-server,

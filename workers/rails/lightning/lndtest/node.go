@@ -33,7 +33,7 @@ var nodeKey = secp256k1.PrivKeyFromBytes(func() []byte { h := sha256.Sum256([]by
 
 // Node is a fake LND. Payments succeed unless FailPayments says otherwise.
 type Node struct {
-	t   *testing.T
+	t   Reporter
 	srv *httptest.Server
 
 	mu        sync.Mutex
@@ -61,14 +61,30 @@ type invoice struct {
 	settledAt time.Time
 }
 
+// Reporter is told of a fake's misuse: a test's testing.TB, or the crash
+// harness's own record when it runs the node under its load.
+type Reporter interface {
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // NewNode starts a fake node for the test's lifetime.
 func NewNode(t *testing.T) *Node {
-	n := &Node{t: t, invoices: map[[32]byte]*invoice{}, payments: map[[32]byte]string{},
-		preimages: map[[32]byte][32]byte{}}
-	n.srv = httptest.NewTLSServer(n)
-	t.Cleanup(n.srv.Close)
+	n := StartNode(t)
+	t.Cleanup(n.Close)
 	return n
 }
+
+// StartNode starts a fake node outside a test's lifetime; the caller closes it.
+func StartNode(r Reporter) *Node {
+	n := &Node{t: r, invoices: map[[32]byte]*invoice{}, payments: map[[32]byte]string{},
+		preimages: map[[32]byte][32]byte{}}
+	n.srv = httptest.NewTLSServer(n)
+	return n
+}
+
+// Close stops the node.
+func (n *Node) Close() { n.srv.Close() }
 
 // URL is the node's REST base URL (https).
 func (n *Node) URL() string { return n.srv.URL }
@@ -85,7 +101,7 @@ func (n *Node) Client() *http.Client { return n.srv.Client() }
 func (n *Node) LND(preimageKey []byte) *lightning.LND {
 	c, err := lightning.NewLND(n.URL(), Macaroon, preimageKey, n.Client())
 	if err != nil {
-		n.t.Fatal(err)
+		n.t.Fatalf("lndtest: %v", err)
 	}
 	return c
 }
@@ -235,7 +251,7 @@ func (n *Node) addInvoice(w http.ResponseWriter, r *http.Request) {
 	}
 	pr, err := lightning.Encode(b, nodeKey)
 	if err != nil {
-		n.t.Error(err)
+		n.t.Errorf("lndtest: %v", err)
 	}
 	n.invoices[hash] = &invoice{pr: pr, value: value, created: now, expiry: expiry, state: "OPEN"}
 	writeJSON(w, http.StatusOK, map[string]any{"r_hash": hash[:], "payment_request": pr, "add_index": "1"})
@@ -394,7 +410,7 @@ func (n *Node) learn(preimage [32]byte) {
 	n.mu.Unlock()
 }
 
-func mustHash(t *testing.T, s string) [32]byte {
+func mustHash(t Reporter, s string) [32]byte {
 	h, ok := parseHex(s)
 	if !ok {
 		t.Fatalf("lndtest: %q is not a payment hash", s)

@@ -81,6 +81,7 @@ type Credentials struct {
 // Prompt is an STK prompt the fake received.
 type Prompt struct {
 	CheckoutID, MerchantID string
+	AccountReference       string // what the payer's phone shows
 	Amount                 int64
 	Phone                  string
 	CallbackURL            string
@@ -106,7 +107,7 @@ type Fault struct {
 
 // Server is the fake.
 type Server struct {
-	t     testing.TB
+	t     Reporter
 	srv   *httptest.Server
 	creds Credentials
 	key   *rsa.PrivateKey
@@ -120,25 +121,42 @@ type Server struct {
 	statusQueries  int
 	faults         map[string]*Fault
 	dropCallbacks  bool
+	dropResults    bool
 	twiceCallbacks bool
 	seq            int
 	hang           chan struct{}
 }
 
-// NewServer starts the fake with a certificate of its own; Cert is what the
-// adapter encrypts the initiator password with.
+// Reporter is told of a fake's misuse: a test's testing.TB, or the crash
+// harness's own record when it runs the fake under its load.
+type Reporter interface {
+	Fatalf(format string, args ...any)
+}
+
+// NewServer starts the fake with a certificate of its own, for the test's
+// lifetime; Cert is what the adapter encrypts the initiator password with.
 func NewServer(t testing.TB, c Credentials) *Server {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	s, err := Start(t, c)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts the fake outside a test's lifetime; the caller closes it.
+func Start(r Reporter, c Credentials) (*Server, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
 	}
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "apicrypt.safaricom.co.ke"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	s := &Server{t: t, creds: c, key: key, cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+	s := &Server{t: r, creds: c, key: key, cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		tokens: map[string]bool{}, payments: map[string]*Payment{}, faults: map[string]*Fault{}, hang: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /oauth/v1/generate", s.generate)
@@ -147,11 +165,13 @@ func NewServer(t testing.TB, c Credentials) *Server {
 	mux.HandleFunc("POST /mpesa/b2c/v3/paymentrequest", s.authed(s.b2c))
 	mux.HandleFunc("POST /mpesa/transactionstatus/v1/query", s.authed(s.status))
 	s.srv = httptest.NewServer(mux)
-	t.Cleanup(func() {
-		close(s.hang)
-		s.srv.Close()
-	})
-	return s
+	return s, nil
+}
+
+// Close releases the requests left hanging and stops the fake.
+func (s *Server) Close() {
+	close(s.hang)
+	s.srv.Close()
 }
 
 // URL is the fake's base URL.
@@ -172,6 +192,14 @@ func (s *Server) DropCallbacks(drop bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dropCallbacks = drop
+}
+
+// DropResults makes the fake send no B2C results (or send them again);
+// prompts' callbacks and Transaction Status results still go.
+func (s *Server) DropResults(drop bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropResults = drop
 }
 
 // CallbacksTwice makes the fake send every callback twice.
@@ -330,7 +358,7 @@ func (s *Server) stkPush(w http.ResponseWriter, body map[string]any) {
 		return
 	}
 	s.mu.Lock()
-	p := &Prompt{CheckoutID: s.next("ws_CO_"), MerchantID: s.next("29115-"), Amount: amount, Phone: phone,
+	p := &Prompt{CheckoutID: s.next("ws_CO_"), MerchantID: s.next("29115-"), AccountReference: str(body, "AccountReference"), Amount: amount, Phone: phone,
 		CallbackURL: str(body, "CallBackURL"), State: "processing"}
 	s.prompts = append(s.prompts, p)
 	s.mu.Unlock()
@@ -458,11 +486,11 @@ func (s *Server) b2c(w http.ResponseWriter, body map[string]any) {
 		s.payments[id] = p
 	}
 	p.Requests++
-	pay := *p
+	pay, drop := *p, s.dropResults
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]string{"ConversationID": pay.ConversationID, "OriginatorConversationID": id,
 		"ResponseCode": "0", "ResponseDescription": "Accept the service request successfully."})
-	if !seen {
+	if !seen && !drop {
 		s.send(pay.ResultURL, B2CResult(pay, 0))
 	}
 }

@@ -110,7 +110,7 @@ type recipient struct {
 
 // Server is the fake Paystack API.
 type Server struct {
-	t      testing.TB
+	t      Reporter
 	srv    *httptest.Server
 	secret string
 	client *http.Client
@@ -130,18 +130,34 @@ type Server struct {
 	wg         sync.WaitGroup
 }
 
-// NewServer starts a fake that accepts secret as its secret key. New
-// transfers stay pending until Settle, unless SettleWith says otherwise.
+// Reporter is told of a fake's misuse: a test's testing.TB, or the
+// crash harness's own record when it runs the fake under its load.
+type Reporter interface {
+	Errorf(format string, args ...any)
+}
+
+// NewServer starts a fake that accepts secret as its secret key, for the
+// test's lifetime. New transfers stay pending until Settle, unless
+// SettleWith says otherwise.
 func NewServer(t testing.TB, secret string) *Server {
-	s := &Server{t: t, secret: secret, client: &http.Client{Timeout: 5 * time.Second},
+	s := Start(t, secret)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a fake outside a test's lifetime; the caller closes it.
+func Start(r Reporter, secret string) *Server {
+	s := &Server{t: r, secret: secret, client: &http.Client{Timeout: 5 * time.Second},
 		fail: map[string]int{}, balance: map[string]int64{}, hang: map[string]int{}, recipients: map[string]recipient{}, transfers: map[string]*Transfer{}, nextID: 1000}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(func() {
-		s.srv.CloseClientConnections()
-		s.srv.Close()
-		s.wg.Wait()
-	})
 	return s
+}
+
+// Close stops the fake once the webhooks it is sending have been answered.
+func (s *Server) Close() {
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+	s.wg.Wait()
 }
 
 // URL is the fake's base URL (LEDGER_PAYSTACK_BASE_URL).
@@ -189,6 +205,20 @@ func (s *Server) Transfer(reference string) (Transfer, bool) {
 		return Transfer{}, false
 	}
 	return *tr, true
+}
+
+// Pending lists the references of the transfers still pending, for a
+// caller that plays the bank and settles them in its own time.
+func (s *Server) Pending() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var refs []string
+	for ref, tr := range s.transfers {
+		if tr.Status == "pending" {
+			refs = append(refs, ref)
+		}
+	}
+	return refs
 }
 
 // Sent lists the webhooks sent so far, as "event reference".
