@@ -59,7 +59,7 @@ func (l *DeliveryLog) RecordWebhookAttempt(ctx context.Context, tenantID, paymen
 		`+delivery, args...)
 	claimNext := a.Delivered && !leaseNext.IsZero()
 	if claimNext {
-		b.Queue(claimDue+`AND d.payment_id = $3`+claimReturning, leaseNext, now, paymentID)
+		b.Queue(claimPaymentDue, leaseNext, now, paymentID)
 	}
 	// One implicit transaction: the batch is sent with a single Sync.
 	br := l.pool.SendBatch(ctx, b)
@@ -83,18 +83,32 @@ func (l *DeliveryLog) RecordWebhookAttempt(ctx context.Context, tenantID, paymen
 // ClaimWebhooks leases until until up to limit deliveries due at now
 // whose payment has no earlier pending one, those due longest first.
 func (l *DeliveryLog) ClaimWebhooks(ctx context.Context, now, until time.Time, limit int) ([]domain.WebhookDelivery, error) {
-	return l.claim(ctx, `ORDER BY greatest(d.next_attempt_at, d.lease_until) LIMIT $3`, now, until, limit)
+	return l.claim(ctx, claimDue+`ORDER BY greatest(d.next_attempt_at, d.lease_until) LIMIT $3`+claimReturning, until, now, limit)
 }
 
 // ClaimPaymentWebhook leases until until the payment's next delivery if
 // it is due at now (the earliest pending status, so at most one).
 func (l *DeliveryLog) ClaimPaymentWebhook(ctx context.Context, paymentID uuid.UUID, now, until time.Time) ([]domain.WebhookDelivery, error) {
-	return l.claim(ctx, `AND d.payment_id = $3`, now, until, paymentID)
+	return l.claim(ctx, claimPaymentDue, until, now, paymentID)
+}
+
+// ReleaseWebhook ends a lease that ends at leaseUntil of a delivery its
+// sender did not attempt (too late in its lease to send it, or its secret
+// could not be read right now): a delivery left leased waits for the
+// whole lease, a release only for the dispatcher's next claim. Another
+// sender's lease (a later leaseUntil) is left alone.
+func (l *DeliveryLog) ReleaseWebhook(ctx context.Context, eventID uuid.UUID, leaseUntil time.Time) error {
+	_, err := l.pool.Exec(ctx, `UPDATE webhook_deliveries SET lease_until = NULL WHERE event_id = $1 AND lease_until = $2`,
+		eventID, leaseUntil)
+	if err != nil {
+		return fmt.Errorf("release webhook delivery: %w", err)
+	}
+	return nil
 }
 
 // claimDue and claimReturning frame a lease of the due deliveries the
 // tail between them selects among those whose payment has no earlier
-// pending one: $1 is the lease's end, $2 now. greatest(next_attempt_at,
+// pending one (the dispatcher's claim): $1 is the lease's end, $2 now. greatest(next_attempt_at,
 // lease_until) is when a delivery can next be claimed: its index
 // (webhook_deliveries_claimable) skips the rows other senders hold.
 const (
@@ -108,9 +122,24 @@ const (
 			`
 	claimReturning = ` FOR UPDATE SKIP LOCKED)
 		RETURNING event_id, tenant_id, payment_id, type, occurred_at, payment, attempts`
+
+	// claimPaymentDue leases payment $3's earliest pending delivery when
+	// it is due at $2, until $1. It finds it through the payment's index
+	// (webhook_deliveries_payment), whatever the backlog: with claimDue
+	// narrowed to one payment, the planner walked the due deliveries of
+	// every payment in claimable order, and under a backlog of thousands
+	// each sender's claim scanned them all. Two claimers of one delivery:
+	// the second waits for the first's row lock, and its WHERE, checked
+	// again on the leased row, leases nothing; one whose delivery the
+	// first deleted (its record) finds nothing.
+	claimPaymentDue = `UPDATE webhook_deliveries SET lease_until = $1
+		WHERE event_id = (SELECT e.event_id FROM webhook_deliveries e WHERE e.payment_id = $3 AND e.status = 'pending'
+				ORDER BY e.stream_version LIMIT 1)
+			AND status = 'pending' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until < $2)
+		RETURNING event_id, tenant_id, payment_id, type, occurred_at, payment, attempts`
 )
 
-// claim leases the due deliveries tail selects.
+// claim leases the due deliveries query selects, given args.
 //
 // The lease commits without waiting for its WAL flush (synchronous_commit
 // off for this one transaction, sent in the same round trip): a lease lost
@@ -119,10 +148,10 @@ const (
 // commits synchronously, makes every lease written before it durable too.
 // Each delivery is claimed before it is sent, so waiting for that flush
 // cost every webhook one more fsync.
-func (l *DeliveryLog) claim(ctx context.Context, tail string, now, until time.Time, arg any) ([]domain.WebhookDelivery, error) {
+func (l *DeliveryLog) claim(ctx context.Context, query string, until, now time.Time, arg any) ([]domain.WebhookDelivery, error) {
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
-	b.Queue(claimDue+tail+claimReturning, until, now, arg)
+	b.Queue(query, until, now, arg)
 	// One implicit transaction: the batch is sent with a single Sync.
 	br := l.pool.SendBatch(ctx, b)
 	defer br.Close()

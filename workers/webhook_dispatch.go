@@ -187,7 +187,13 @@ func (w *Workers) deliver(ctx context.Context, d domain.WebhookDelivery) (bool, 
 		w.log.Error("webhooks: open the webhook secret", "event", d.EventID, "err", err)
 		a = webhooks.Attempt{Err: webhooks.FailureSecretUnusable}
 	case err != nil:
+		// Nothing was sent: the delivery is given back at once rather
+		// than left leased, which would hold it, and every later status
+		// of its payment, for the rest of the lease.
 		w.log.Warn("webhooks: open the webhook secret", "event", d.EventID, "err", err)
+		if err := w.payments.ReleaseWebhook(context.WithoutCancel(ctx), d.EventID, d.LeaseUntil); err != nil {
+			w.log.Warn("webhooks: release a delivery not attempted; it waits for its lease to end", "event", d.EventID, "err", err)
+		}
 		return false, nil
 	default:
 		body, _ := json.Marshal(webhookBody{ID: d.EventID.String(), Type: d.Type, CreatedAt: d.OccurredAt.UTC().Format(domain.TimeFormat), Data: data})

@@ -117,3 +117,34 @@ func TestWebhookRecordLeasesTheNext(t *testing.T) {
 		t.Fatalf("claim after the record leased payment.deposited: got %d deliveries, want none", len(got))
 	}
 }
+
+// A delivery its sender leased but did not attempt (too late in its lease
+// to send it) is given back at once: left leased, it, and every later
+// status of its payment, waited for the whole lease.
+func TestWebhookNotAttemptedIsReleased(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	id := uuid.Must(uuid.NewV7())
+	e.createdWith(t, id, 1500, "http://127.0.0.1:1/hook", func(sats int64) domain.LightningInvoice {
+		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
+	})
+	w := New(Config{Stream: e.stream.Name, SubjectPrefix: e.stream.SubjectPrefix, WebhookPrivate: true,
+		RenderPayment: func(domain.PaymentSnapshot) ([]byte, error) { return []byte("{}"), nil },
+		OpenSecret:    func(_ context.Context, stored string) (string, error) { return stored, nil }},
+		e.pool, e.js, e.payments, fixedPrices{}, payout.NewSandbox(e.pool, 0), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	now := time.Now()
+	// A lease too short for an attempt and its record: as one whose
+	// sender reached it late.
+	leased, err := e.payments.ClaimPaymentWebhook(ctx, id, now, now.Add(time.Second))
+	if err != nil || len(leased) != 1 {
+		t.Fatalf("claim: got %d deliveries, %v; want 1", len(leased), err)
+	}
+	if delivered, next := w.deliver(ctx, leased[0]); delivered || len(next) != 0 {
+		t.Fatalf("deliver: got delivered %v, next %+v; want no attempt", delivered, next)
+	}
+	again, err := e.payments.ClaimPaymentWebhook(ctx, id, now, now.Add(leaseFor))
+	if err != nil || len(again) != 1 || again[0].EventID != leased[0].EventID {
+		t.Fatalf("claim after the delivery was not attempted: got %+v, %v; want it back at once", again, err)
+	}
+}

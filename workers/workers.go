@@ -44,6 +44,10 @@ type Payments interface {
 	// at most limit, or the payment's next, until until.
 	ClaimWebhooks(ctx context.Context, now, until time.Time, limit int) ([]domain.WebhookDelivery, error)
 	ClaimPaymentWebhook(ctx context.Context, paymentID uuid.UUID, now, until time.Time) ([]domain.WebhookDelivery, error)
+	// ReleaseWebhook ends this sender's lease of a delivery (the lease
+	// that ends at leaseUntil) that it did not attempt, so any sender may
+	// claim it at once.
+	ReleaseWebhook(ctx context.Context, eventID uuid.UUID, leaseUntil time.Time) error
 }
 
 // Config holds the workers' settings.
