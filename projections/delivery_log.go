@@ -57,12 +57,18 @@ func (l *DeliveryLog) RecordWebhookAttempt(ctx context.Context, tenantID, paymen
 			INSERT INTO webhook_attempts (event_id, attempt, tenant_id, payment_id, type, at, status_code, duration_ms, error)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING)
 		`+delivery, args...)
+	conn, waited, err := l.acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record webhook attempt: %w", err)
+	}
+	defer conn.Release()
 	claimNext := a.Delivered && !leaseNext.IsZero()
 	if claimNext {
+		leaseNext, now = leaseNext.Add(waited), now.Add(waited)
 		b.Queue(claimPaymentDue, leaseNext, now, paymentID)
 	}
 	// One implicit transaction: the batch is sent with a single Sync.
-	br := l.pool.SendBatch(ctx, b)
+	br := conn.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return nil, fmt.Errorf("record webhook attempt: %w", err)
@@ -149,11 +155,17 @@ const (
 // Each delivery is claimed before it is sent, so waiting for that flush
 // cost every webhook one more fsync.
 func (l *DeliveryLog) claim(ctx context.Context, query string, until, now time.Time, arg any) ([]domain.WebhookDelivery, error) {
+	conn, waited, err := l.acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
+	}
+	defer conn.Release()
+	until, now = until.Add(waited), now.Add(waited)
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 	b.Queue(query, until, now, arg)
 	// One implicit transaction: the batch is sent with a single Sync.
-	br := l.pool.SendBatch(ctx, b)
+	br := conn.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
@@ -163,6 +175,18 @@ func (l *DeliveryLog) claim(ctx context.Context, query string, until, now time.T
 		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
 	}
 	return claimed, br.Close()
+}
+
+// acquire takes a connection and says how long that took, for a lease
+// to run from when its statement is sent rather than from when its sender
+// began to wait: under load the wait for a connection took seconds, and
+// a delivery must be sent within the first seconds of its lease (the rest
+// is its attempt's timeout and its record's retries), so a lease that had
+// spent them waiting was given back unsent.
+func (l *DeliveryLog) acquire(ctx context.Context) (*pgxpool.Conn, time.Duration, error) {
+	start := time.Now()
+	conn, err := l.pool.Acquire(ctx)
+	return conn, time.Since(start), err
 }
 
 // collectDeliveries reads the next result of br, a claim's, as deliveries

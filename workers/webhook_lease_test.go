@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers/rails/payout"
 )
 
@@ -146,5 +148,45 @@ func TestWebhookNotAttemptedIsReleased(t *testing.T) {
 	again, err := e.payments.ClaimPaymentWebhook(ctx, id, now, now.Add(leaseFor))
 	if err != nil || len(again) != 1 || again[0].EventID != leased[0].EventID {
 		t.Fatalf("claim after the delivery was not attempted: got %+v, %v; want it back at once", again, err)
+	}
+}
+
+// A lease runs from when its claim is sent, not from when its sender began
+// to wait for a connection: under load that wait took seconds of the few
+// in which a leased delivery must be sent.
+func TestWebhookLeaseRunsFromItsClaim(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	id := uuid.Must(uuid.NewV7())
+	e.createdWith(t, id, 1500, "http://127.0.0.1:1/hook", func(sats int64) domain.LightningInvoice {
+		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
+	})
+	cfg := e.pool.Config().Copy()
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	held, err := pool.Acquire(ctx) // the pool's only connection, busy elsewhere
+	if err != nil {
+		t.Fatal(err)
+	}
+	const busy = 500 * time.Millisecond
+	go func() { time.Sleep(busy); held.Release() }()
+	now := time.Now()
+	got, err := projections.NewDeliveryLog(pool).ClaimPaymentWebhook(ctx, id, now, now.Add(leaseFor))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("claim: got %d deliveries, %v; want 1", len(got), err)
+	}
+	if least := now.Add(leaseFor + busy); got[0].LeaseUntil.Before(least) {
+		t.Errorf("lease ends %v after the claim began, want at least %v: the wait for a connection was taken from it",
+			got[0].LeaseUntil.Sub(now), leaseFor+busy)
+	}
+	var stored time.Time
+	if err := e.pool.QueryRow(ctx, `SELECT lease_until FROM webhook_deliveries WHERE event_id = $1`, got[0].EventID).Scan(&stored); err != nil ||
+		!stored.Equal(got[0].LeaseUntil.Truncate(time.Microsecond)) {
+		t.Errorf("stored lease_until %v (%v), want the lease returned, %v", stored, err, got[0].LeaseUntil)
 	}
 }
