@@ -234,6 +234,18 @@ func (a Ack) err() error {
 	return nil
 }
 
+// ask POSTs a request that Daraja acknowledges now and answers later (a
+// callback), returning the acknowledgement, or the refusal it carries in
+// an answer of 200.
+func (c *Client) ask(ctx context.Context, path string, body any) (Ack, error) {
+	var a Ack
+	if err := c.post(ctx, path, body, &a); err != nil {
+		return a, err
+	}
+	refused := a.err()
+	return a, refused
+}
+
 // STKPush is POST /mpesa/stkpush/v1/processrequest's body
 // (https://developer.safaricom.co.ke/apis/MpesaExpressSimulate).
 type STKPush struct {
@@ -252,12 +264,7 @@ type STKPush struct {
 
 // Push sends an STK prompt. Its Ack's CheckoutRequestID names it.
 func (c *Client) Push(ctx context.Context, r STKPush) (Ack, error) {
-	var a Ack
-	if err := c.post(ctx, "/mpesa/stkpush/v1/processrequest", r, &a); err != nil {
-		return a, err
-	}
-	refused := a.err() // the API's own refusal, in an answer of 200
-	return a, refused
+	return c.ask(ctx, "/mpesa/stkpush/v1/processrequest", r)
 }
 
 // STKQueryResult is POST /mpesa/stkpushquery/v1/query's answer
@@ -305,12 +312,7 @@ type B2C struct {
 
 // Pay asks for a B2C payment; its result is POSTed to r.ResultURL.
 func (c *Client) Pay(ctx context.Context, r B2C) (Ack, error) {
-	var a Ack
-	if err := c.post(ctx, "/mpesa/b2c/v3/paymentrequest", r, &a); err != nil {
-		return a, err
-	}
-	refused := a.err() // the API's own refusal, in an answer of 200
-	return a, refused
+	return c.ask(ctx, "/mpesa/b2c/v3/paymentrequest", r)
 }
 
 // StatusQuery is POST /mpesa/transactionstatus/v1/query's body
@@ -333,10 +335,5 @@ type StatusQuery struct {
 
 // Status asks for a transaction's status; the answer is POSTed to r.ResultURL.
 func (c *Client) Status(ctx context.Context, r StatusQuery) (Ack, error) {
-	var a Ack
-	if err := c.post(ctx, "/mpesa/transactionstatus/v1/query", r, &a); err != nil {
-		return a, err
-	}
-	refused := a.err() // the API's own refusal, in an answer of 200
-	return a, refused
+	return c.ask(ctx, "/mpesa/transactionstatus/v1/query", r)
 }
