@@ -93,3 +93,13 @@ func paymentSnapshot(snap eventstore.Snapshot[domain.Payment], err error) (domai
 	}
 	return domain.PaymentSnapshot{Payment: snap.State, Version: snap.Version, UpdatedAt: snap.UpdatedAt}, nil
 }
+
+// ResolvePayout ends a transferring payment as an operator found its
+// payout at the provider (domain.DecideResolvePayout); the caller records
+// the same outcome on the payout rail's books first.
+func (l *Ledger) ResolvePayout(ctx context.Context, ref domain.StreamRef, c domain.ResolvePayout, meta domain.Metadata) (domain.PaymentSnapshot, error) {
+	return l.ExecutePayment(ctx, ref, meta, func(p domain.Payment) ([]domain.Event, error) {
+		c.Now = time.Now()
+		return domain.DecideResolvePayout(p, c)
+	})
+}
