@@ -44,7 +44,7 @@ func (l *Ledger) ExecutePaymentFrom(ctx context.Context, ref domain.StreamRef, r
 			before, decided = pay, len(events) > 0
 			return events, err
 		})
-	if err == nil && decided {
+	if err == nil && decided && l.cfg.Appended != nil { // ledgerctl runs no workers to tell
 		delivery, ready := snap.State.Status != before.Status && snap.State.WebhookURL != "",
 			!before.AwaitsPayout() && snap.State.AwaitsPayout()
 		eventstore.AfterCommit(ctx, func() { l.cfg.Appended(ref, delivery, ready) })
