@@ -129,3 +129,58 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestProductionMPesaLatePaymentIsUnmatched: a momo payment's prompt is
+// cancelled, so the payment expires; M-Pesa then reports it paid after
+// all (its query confirms), and the callback comes twice. The money is one
+// unmatched item in the payment's tenant's books (reason expired, the
+// payer's phone number and the receipt as M-Pesa reported them), which
+// the operator marks for return to that number.
+func TestProductionMPesaLatePaymentIsUnmatched(t *testing.T) {
+	t.Parallel()
+	node := lndtest.NewNode(t)
+	fake := mpesatest.NewServer(t, mpesaCreds)
+	env := productionLightning(t, node)
+	for k, v := range mpesaEnv(t, fake) {
+		env[k] = v
+	}
+	public, forward := forwardedURL(t)
+	env["LEDGER_PUBLIC_URL"], env["LEDGER_VALIDITY"] = public, "momo=2s"
+	p := newPaymentSetup(t, env)
+	forward(p.s.URL)
+
+	id := p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo))["id"].(string)
+	waitUntil(t, "the prompt", func() bool { return len(fake.Prompts()) == 1 })
+	fake.Cancel(fake.Prompts()[0].CheckoutID)
+	p.waitFor(t, id, 20*time.Second, statusIs("expired"))
+	fake.CallbacksTwice(true)
+	fake.Approve(fake.Prompts()[0].CheckoutID)
+	waitUntil(t, "both callbacks", func() bool {
+		return strings.Count(p.s.logs.String(), "a prompt was paid after its payment ended") == 2
+	})
+	prompt := fake.Prompts()[0]
+
+	var queue []struct {
+		ID, Rail, Reason, Currency, DebtorAccount, TenantID, Status string
+		Amount                                                      json.Number
+		PaymentID                                                   *string
+		References                                                  []string
+		Entry                                                       struct{ Account, EntryRef string }
+	}
+	mustDecode(t, p.s.ledgerctl(t, "unmatched", "list", "--json"), &queue)
+	if len(queue) != 1 {
+		t.Fatalf("ledgerctl unmatched list: got %+v, want the late payment once", queue)
+	}
+	u := queue[0]
+	if u.Rail != "MOMO" || u.Reason != "expired" || u.Currency != "KES" || u.Amount.String() != fmt.Sprint(prompt.Amount) ||
+		u.DebtorAccount != prompt.Phone || u.PaymentID == nil || *u.PaymentID != id || u.Entry.Account != "MOMO:"+mpesaCreds.ShortCode ||
+		u.Entry.EntryRef != prompt.Receipt || len(u.References) != 1 || u.References[0] != prompt.Receipt {
+		t.Fatalf("unmatched item: got %+v, want KES %d from %s, receipt %s, on payment %s", u, prompt.Amount, prompt.Phone, prompt.Receipt, id)
+	}
+	var returned struct{ Status, ResolvedBy string }
+	mustDecode(t, p.s.ledgerctl(t, "unmatched", "return", u.ID, "--by", "amina"), &returned)
+	if returned.Status != "returning" || returned.ResolvedBy != "operator:amina" {
+		t.Fatalf("unmatched return: got %+v", returned)
+	}
+	p.s.ledgerctl(t, "audit", "verify")
+}
