@@ -111,11 +111,11 @@ func (UnmatchedFundsReturnRequested) EventType() string { return "unmatched_fund
 
 var (
 	_ = register(EventDef{Type: "unmatched_funds.received", Version: 1, New: func() Event { return new(UnmatchedFundsReceived) },
-		Doc: "Money arrived that no payment could take (no or several matching references, wrong currency, expired payment, excess); it is held in suspense for an operator."})
+		Doc: "Money arrived that no payment could take (no or several matching references, wrong currency, expired payment, excess; a bank credit, a late M-Pesa payment, a USDT transfer); it is held in suspense for an operator."})
 	_ = register(EventDef{Type: "unmatched_funds.assigned", Version: 1, New: func() Event { return new(UnmatchedFundsAssigned) },
 		Doc: "An operator gave unmatched funds to a payment, which records them as a deposit in the same transaction."})
 	_ = register(EventDef{Type: "unmatched_funds.return_requested", Version: 1, New: func() Event { return new(UnmatchedFundsReturnRequested) },
-		Doc: "An operator marked unmatched funds for return to the payer's account as the bank reported it; they are owed back."})
+		Doc: "An operator marked unmatched funds for return to the payer's account as the rail reported it (a bank account, a phone number, a sending address); they are owed back."})
 )
 
 // ApplyUnmatched folds one event into u.
