@@ -154,9 +154,9 @@ type AssignOutcome struct {
 
 // DecideAssignUnmatched gives u to a payment, which takes it as a deposit
 // quoting its reference would have: up to its amount due, the excess
-// held again as unmatched funds. The payment must be a bank-transfer one
-// awaiting funds in u's currency, of the tenant whose books hold u (any
-// tenant for the operator's items).
+// held again as unmatched funds. The payment must be funded by u's rail
+// (the money is at that rail's account) and await funds in u's currency,
+// of the tenant whose books hold u (any tenant for the operator's items).
 func DecideAssignUnmatched(u UnmatchedFunds, c AssignUnmatched) (AssignOutcome, error) {
 	p := c.Payment
 	switch {
