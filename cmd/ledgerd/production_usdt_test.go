@@ -149,6 +149,7 @@ func TestProductionUSDTDeposits(t *testing.T) {
 			t.Errorf("unmatched item: got %+v, want 1 USDT from its sender, not awaiting funds on %s or matching no payment", u, id)
 		}
 	}
+	p.s.ledgerctl(t, "audit", "verify") // the suspense postings balance and the read models match the events
 	// What ledgerctl gives the operator and the custody system.
 	var rows []string
 	for _, line := range bytes.Split(bytes.TrimSpace(p.s.ledgerctl(t, "usdt", "transfers")), []byte("\n")) {
