@@ -77,7 +77,7 @@ func DecideBankCredit(c ReceiveBankCredit) (CreditOutcome, error) {
 			id := p.ID
 			received.PaymentID = &id
 		}
-		received.Postings = unmatchedInPostings(received.Currency, received.Amount)
+		received.Postings = unmatchedInPostings(FundingBankTransfer, received.Currency, received.Amount)
 		return CreditOutcome{Unmatched: []Event{received}, UnmatchedTenant: tenant}, nil
 	}
 	switch len(c.Matches) {
@@ -110,7 +110,7 @@ func DecideBankCredit(c ReceiveBankCredit) (CreditOutcome, error) {
 		received.Amount, received.Reason, received.TenantID = excess, UnmatchedOverpaid, m.TenantID
 		id := p.ID
 		received.PaymentID = &id
-		received.Postings = unmatchedInPostings(received.Currency, excess)
+		received.Postings = unmatchedInPostings(FundingBankTransfer, received.Currency, excess)
 		out.Unmatched, out.UnmatchedTenant = []Event{received}, m.TenantID
 	}
 	return out, nil

@@ -74,17 +74,19 @@ type PaymentTransferring struct {
 type PaymentSucceeded struct {
 	AmountSettled decimal.Decimal `json:"amountSettled"`
 	PayoutID      string          `json:"payoutId"`
-	Postings      []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
+	ResolvedBy    string          `json:"resolvedBy,omitempty"` // the operator who recorded it, when no provider could
+	Postings      []Posting       `json:"postings,omitempty"`   // double entry, balanced per currency
 	Message       string          `json:"message"`
 	At            time.Time       `json:"at"`
 }
 
 // PaymentFailed records a payout the rail rejected (status failed).
 type PaymentFailed struct {
-	Reason   string    `json:"reason"`
-	Postings []Posting `json:"postings,omitempty"` // double entry, balanced per currency
-	Message  string    `json:"message"`
-	At       time.Time `json:"at"`
+	Reason     string    `json:"reason"`
+	ResolvedBy string    `json:"resolvedBy,omitempty"` // the operator who recorded it, when no provider could
+	Postings   []Posting `json:"postings,omitempty"`   // double entry, balanced per currency
+	Message    string    `json:"message"`
+	At         time.Time `json:"at"`
 }
 
 // PaymentPayoutReversed records that a payout the rail had confirmed came

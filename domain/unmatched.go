@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -10,7 +11,8 @@ import (
 // Unmatched funds are money a rail delivered that no payment could take:
 // a credit whose reference names no payment or several, one in another
 // currency than its payment's, one for a payment that expired or no longer
-// awaits funds, or what exceeds a payment's amount due. Each is a stream
+// awaits funds, or what exceeds a payment's amount due; a paid M-Pesa
+// prompt or a USDT transfer whose payment cannot take it. Each is a stream
 // of its own (type "unmatched_funds"), opened with the money held in the
 // suspense account, and ended by an operator: assigned to a payment, which
 // then proceeds as if the credit had quoted its reference, or marked for
@@ -50,10 +52,10 @@ type UnmatchedFunds struct {
 	TenantID      uuid.UUID       `json:"tenantId"` // whose books hold it: a tenant, or OperatorBooks
 	Status        string          `json:"status"`
 	Reason        string          `json:"reason"`
-	Rail          string          `json:"rail"` // the funding rail the money came by: BANK_TRANSFER
+	Rail          string          `json:"rail"` // the funding rail the money came by: BANK_TRANSFER, MOMO or USDT
 	Amount        decimal.Decimal `json:"amount"`
 	Currency      string          `json:"currency"`
-	Entry         BankEntry       `json:"entry"`
+	Entry         BankEntry       `json:"entry"` // other rails: the rail and the account reached, the provider's reference
 	References    []string        `json:"references"`
 	PaymentID     *uuid.UUID      `json:"paymentId,omitempty"` // the payment the credit named, if one
 	DebtorName    string          `json:"debtorName" ledger:"personal"`
@@ -109,11 +111,11 @@ func (UnmatchedFundsReturnRequested) EventType() string { return "unmatched_fund
 
 var (
 	_ = register(EventDef{Type: "unmatched_funds.received", Version: 1, New: func() Event { return new(UnmatchedFundsReceived) },
-		Doc: "Money arrived that no payment could take (no or several matching references, wrong currency, expired payment, excess); it is held in suspense for an operator."})
+		Doc: "Money arrived that no payment could take (no or several matching references, wrong currency, expired payment, excess; a bank credit, a late M-Pesa payment, a USDT transfer); it is held in suspense for an operator."})
 	_ = register(EventDef{Type: "unmatched_funds.assigned", Version: 1, New: func() Event { return new(UnmatchedFundsAssigned) },
 		Doc: "An operator gave unmatched funds to a payment, which records them as a deposit in the same transaction."})
 	_ = register(EventDef{Type: "unmatched_funds.return_requested", Version: 1, New: func() Event { return new(UnmatchedFundsReturnRequested) },
-		Doc: "An operator marked unmatched funds for return to the payer's account as the bank reported it; they are owed back."})
+		Doc: "An operator marked unmatched funds for return to the payer's account as the rail reported it (a bank account, a phone number, a sending address); they are owed back."})
 )
 
 // ApplyUnmatched folds one event into u.
@@ -152,9 +154,9 @@ type AssignOutcome struct {
 
 // DecideAssignUnmatched gives u to a payment, which takes it as a deposit
 // quoting its reference would have: up to its amount due, the excess
-// held again as unmatched funds. The payment must be a bank-transfer one
-// awaiting funds in u's currency, of the tenant whose books hold u (any
-// tenant for the operator's items).
+// held again as unmatched funds. The payment must be funded by u's rail
+// (the money is at that rail's account) and await funds in u's currency,
+// of the tenant whose books hold u (any tenant for the operator's items).
 func DecideAssignUnmatched(u UnmatchedFunds, c AssignUnmatched) (AssignOutcome, error) {
 	p := c.Payment
 	switch {
@@ -164,8 +166,8 @@ func DecideAssignUnmatched(u UnmatchedFunds, c AssignUnmatched) (AssignOutcome, 
 		return AssignOutcome{}, Invalidf("actor", "an assignment names its operator")
 	case u.TenantID != OperatorBooks && u.TenantID != c.Tenant:
 		return AssignOutcome{}, Errorf(Conflict, "unmatched_funds_other_tenant", "the funds are held in the books of tenant %s, not the payment's", u.TenantID)
-	case p.Funding != FundingBankTransfer:
-		return AssignOutcome{}, Errorf(Conflict, "payment_not_bank_transfer", "payment %s is funded by %s, not by bank transfer", p.ID, p.Funding)
+	case p.Funding != u.Rail:
+		return AssignOutcome{}, Errorf(Conflict, "payment_other_rail", "payment %s is funded by %s, the funds came by %s", p.ID, p.Funding, u.Rail)
 	case p.DepositCurrency != u.Currency:
 		return AssignOutcome{}, Errorf(Conflict, "currency_mismatch", "the funds are %s and payment %s awaits %s", u.Currency, p.ID, p.DepositCurrency)
 	}
@@ -186,7 +188,7 @@ func DecideAssignUnmatched(u UnmatchedFunds, c AssignUnmatched) (AssignOutcome, 
 		pid := p.ID
 		out.Unmatched = []Event{UnmatchedFundsReceived{UnmatchedID: c.UnmatchedID, TenantID: c.Tenant, Reason: UnmatchedOverpaid,
 			Rail: u.Rail, Amount: excess, Currency: u.Currency, Entry: u.Entry, References: u.References, PaymentID: &pid,
-			DebtorName: u.DebtorName, DebtorAccount: u.DebtorAccount, Postings: unmatchedInPostings(u.Currency, excess), At: at}}
+			DebtorName: u.DebtorName, DebtorAccount: u.DebtorAccount, Postings: unmatchedInPostings(u.Rail, u.Currency, excess), At: at}}
 	}
 	return out, nil
 }
@@ -217,8 +219,54 @@ func DecideReturnUnmatched(u UnmatchedFunds, c ReturnUnmatched) ([]Event, error)
 }
 
 // unmatchedInPostings: the money is at the rail's account, held in suspense.
-func unmatchedInPostings(currency string, amount decimal.Decimal) []Posting {
+func unmatchedInPostings(rail, currency string, amount decimal.Decimal) []Posting {
 	var j journal
-	j.move(currency, amount, ExternalAccount(FundingBankTransfer), AccountSuspense)
+	j.move(currency, amount, ExternalAccount(rail), AccountSuspense)
 	return j
+}
+
+// RailFunds is money a funding rail other than the bank's reports
+// delivered that no payment took: a paid M-Pesa prompt whose payment had
+// ended, a USDT transfer to a deposit address whose payment cannot take
+// it. Each rail reports it once or more (a callback redelivered, a second
+// watcher); Entry makes the item one.
+type RailFunds struct {
+	Rail      string     // the funding rail: FundingMomo, FundingUSDT
+	TenantID  uuid.UUID  // whose books: the payment's tenant, or OperatorBooks
+	PaymentID *uuid.UUID // the payment the money was meant for, when one exists
+	Reason    string
+	Amount    decimal.Decimal
+	Currency  string
+	Account   string // where the rail received it: the paybill, the deposit address
+	Reference string // the provider's own reference: an M-Pesa receipt, a transaction hash and log index
+	Payer     string // the payer's account as the rail reported it: a phone number, a sending address
+}
+
+// DecideRailFunds opens an unmatched item id for f, held in suspense. Its
+// entry is the rail's account and the provider's reference, recorded once
+// as a bank entry is, so a second report of the same money opens nothing.
+func DecideRailFunds(f RailFunds, id uuid.UUID, now time.Time) ([]Event, error) {
+	switch {
+	case f.Rail == "" || f.Rail == FundingBankTransfer:
+		return nil, Invalidf("rail", "a bank transfer is recorded from the bank's report, not as %q", f.Rail)
+	case f.Reference == "" || f.Account == "":
+		return nil, Invalidf("reference", "rail funds name the provider's reference and the account they reached")
+	case !f.Amount.IsPositive():
+		return nil, Invalidf("amount", "must be greater than 0")
+	}
+	refs := []string{f.Reference}
+	return []Event{UnmatchedFundsReceived{UnmatchedID: id, TenantID: f.TenantID, Reason: f.Reason, Rail: f.Rail, Amount: f.Amount,
+		Currency: f.Currency, Entry: BankEntry{Account: f.Rail + ":" + f.Account, EntryRef: f.Reference}, References: refs,
+		PaymentID: f.PaymentID, DebtorAccount: f.Payer, Postings: unmatchedInPostings(f.Rail, f.Currency, f.Amount),
+		At: now.UTC().Truncate(time.Millisecond)}}, nil
+}
+
+// UnmatchedReasonOf is why a payment refused a deposit (DecideDeposit's
+// conflict), as an unmatched item's reason.
+func UnmatchedReasonOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Code == "payment_expired" {
+		return UnmatchedExpired
+	}
+	return UnmatchedNotAwaiting
 }

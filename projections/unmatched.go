@@ -13,7 +13,8 @@ import (
 )
 
 // unmatchedStream projects an unmatched item's stream onto its
-// unmatched_funds row, and records the bank entry it holds.
+// unmatched_funds row, and records the entry it holds: a bank's, or a
+// rail's account and its provider's reference, recorded once alike.
 type unmatchedStream struct{ u domain.UnmatchedFunds }
 
 func (s *unmatchedStream) state() any { return s.u }

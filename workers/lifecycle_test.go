@@ -21,6 +21,7 @@ import (
 	"github.com/ledger/ledger/eventstore/testenv"
 	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers/rails/payout"
+	"github.com/ledger/ledger/workers/usecase"
 )
 
 // payments is the event store, read model and delivery log as ledgerd
@@ -48,6 +49,10 @@ func (p payments) ExecutePaymentFrom(ctx context.Context, ref domain.StreamRef, 
 	}
 	snap, err := eventstore.ExecuteFrom(ctx, p.store, ref, meta, load, domain.ApplyPayment, decide)
 	return domain.PaymentSnapshot{Payment: snap.State, Version: snap.Version}, err
+}
+
+func (p payments) RecordRailFunds(ctx context.Context, f domain.RailFunds, meta domain.Metadata) (*uuid.UUID, error) {
+	return usecase.New(usecase.Config{}, p.store, p.Reader, usecase.Rails{}).RecordRailFunds(ctx, f, meta)
 }
 
 // fixedPrices is a price feed of every currency the tests pay in or out

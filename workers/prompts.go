@@ -78,13 +78,16 @@ func (w *Workers) sendPrompts(ctx context.Context) error {
 // MomoPaid records what a payment's prompt brought in (mpesa.Deposits).
 // A payment has one prompt, paid once: a payment that already took funds
 // decides nothing, so repeated callbacks and queries record it once.
-// taken is false when the payment ended (expired) unfunded.
+// taken is false when the payment ended (expired) unfunded: the money,
+// paid from phone to the paybill, is then held as unmatched funds, once
+// per receipt.
 //
 // The deposit counts whatever at says of the payment's expiry, as a
 // settled Lightning invoice does: the prompt was made for this payment,
 // and the expiry worker asks the provider how it ended before it expires
 // a momo payment (promptOpen), so one still created was paid in time.
-func (w *Workers) MomoPaid(ctx context.Context, tenantID, paymentID uuid.UUID, amount int64, receipt string, at time.Time) (bool, error) {
+func (w *Workers) MomoPaid(ctx context.Context, tenantID, paymentID uuid.UUID, amount int64, receipt, phone, paybill string,
+	at time.Time) (bool, error) {
 	p, err := w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
 		if p.Status != domain.StatusCreated || p.AmountDeposited.IsPositive() {
 			return nil, nil
@@ -98,7 +101,14 @@ func (w *Workers) MomoPaid(ctx context.Context, tenantID, paymentID uuid.UUID, a
 		w.log.Info("prompts: momo deposit recorded", "payment", paymentID, "receipt", receipt)
 		return true, nil
 	}
-	return false, nil
+	reason := domain.UnmatchedNotAwaiting
+	if p.Status == domain.StatusExpired {
+		reason = domain.UnmatchedExpired
+	}
+	_, err = w.payments.RecordRailFunds(ctx, domain.RailFunds{Rail: domain.FundingMomo, TenantID: tenantID, PaymentID: &paymentID,
+		Reason: reason, Amount: decimal.NewFromInt(amount), Currency: p.DepositCurrency, Account: paybill, Reference: receipt,
+		Payer: phone}, workerMeta)
+	return false, err
 }
 
 // promptOpen says whether an overdue momo payment's prompt may still

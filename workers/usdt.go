@@ -34,28 +34,36 @@ func (w *Workers) transferPending(ctx context.Context, d deadline) (bool, error)
 	return pending, err
 }
 
-// USDTDeposited records a confirmed USDT transfer on its payment, dated
-// at (its block's time): partial transfers accumulate until the amount due
-// is covered. The payment counts each transfer (ref) once, so the watcher
-// may report one again. A payment that cannot take it (expired, already
-// deposited, or the transfer came after its validity) decides nothing, and
-// the answer says why: those funds are an operator's to return or apply.
-func (w *Workers) USDTDeposited(ctx context.Context, tenantID, paymentID uuid.UUID, amount decimal.Decimal, ref string,
+// USDTDeposited records a confirmed USDT transfer from sender to the
+// payment's deposit address, dated at (its block's time): partial
+// transfers accumulate until the amount due is covered. The payment counts
+// each transfer (ref) once, so the watcher may report one again. A payment
+// that cannot take it (expired, already deposited, the transfer came
+// after its validity, or never created) decides nothing, and the answer
+// says why: the funds are held as unmatched funds, once per transfer, for
+// an operator to return or apply.
+func (w *Workers) USDTDeposited(ctx context.Context, tenantID, paymentID uuid.UUID, amount decimal.Decimal, ref, sender, address string,
 	at time.Time) (string, error) {
-	var unmatched string
+	var unmatched, reason string
 	_, err := w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
 		unmatched = ""
 		events, err := domain.DecideDeposit(p, domain.RecordDeposit{Amount: amount, Now: at, Ref: ref})
 		if domain.ErrorKind(err) == domain.Conflict {
-			unmatched = err.Error()
+			unmatched, reason = err.Error(), domain.UnmatchedReasonOf(err)
 			return nil, nil
 		}
 		return events, err
 	})
+	funds := domain.RailFunds{Rail: domain.FundingUSDT, TenantID: tenantID, PaymentID: &paymentID, Reason: reason, Amount: amount,
+		Currency: "USDT", Account: address, Reference: ref, Payer: sender}
 	if domain.ErrorKind(err) == domain.NotFound {
 		// An address whose payment was never created: its creation
 		// failed after the address was handed out.
-		return "no such payment", nil
+		unmatched, funds.PaymentID, funds.Reason, err = "no such payment", nil, domain.UnmatchedNoMatch, nil
 	}
+	if err != nil || unmatched == "" {
+		return unmatched, err
+	}
+	_, err = w.payments.RecordRailFunds(ctx, funds, workerMeta)
 	return unmatched, err
 }

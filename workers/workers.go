@@ -34,6 +34,10 @@ type Payments interface {
 	// fresh one.
 	ExecutePaymentFrom(ctx context.Context, ref domain.StreamRef, read domain.PaymentSnapshot, meta domain.Metadata,
 		decide func(domain.Payment) ([]domain.Event, error)) (domain.PaymentSnapshot, error)
+	// RecordRailFunds holds money a rail delivered that no payment took
+	// as unmatched funds, once per provider reference (nil: recorded
+	// before).
+	RecordRailFunds(ctx context.Context, f domain.RailFunds, meta domain.Metadata) (*uuid.UUID, error)
 	// RecordWebhookAttempt logs an attempt and moves its delivery on, in
 	// one transaction (projections.DeliveryLog); after a 2xx, the same
 	// transaction leases the payment's next delivery, due at now, until

@@ -86,6 +86,10 @@ func commands() []command {
 			"give unmatched funds to a payment, which proceeds as if the credit had quoted its reference", unmatchedAssign},
 		{"unmatched return", "unmatched return ID [--by NAME]",
 			"mark unmatched funds for return to the payer's account as the bank reported it", unmatchedReturn},
+		{"payouts stuck", "payouts stuck [--older D] [--json]",
+			"payouts a provider (M-Pesa, Paystack) holds without an outcome, asked for at least D ago (15m): the lost alert's and pending transfers' list", payoutsStuck},
+		{"payouts resolve", "payouts resolve PAYMENT_ID (--paid RECEIPT | --failed REASON) [--by NAME]",
+			"end a transferring payment whose payout the provider cannot account for, as its statement shows: paid, or failed and refunded", payoutsResolve},
 		{"projections rebuild", "projections rebuild [NAME] [--json]",
 			"rebuild read models (all, or " + strings.Join(rebuild.GroupNames()[1:], ", ") +
 				") from the first event into shadow tables, swapped in while ledgerd serves",

@@ -291,6 +291,17 @@ func mustFieldError(t *testing.T, p problem, name string) {
 // and returns its stdout.
 func (s *testServer) ledgerctl(t *testing.T, args ...string) []byte {
 	t.Helper()
+	stdout, stderr, err := s.tryLedgerctl(t, args...)
+	if err != nil {
+		t.Fatalf("ledgerctl %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return stdout
+}
+
+// tryLedgerctl runs ledgerctl as ledgerctl does and returns its stdout,
+// its stderr and how it ended: a refusal is an exit status, not a failure.
+func (s *testServer) tryLedgerctl(t *testing.T, args ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
 	buildOnce.Do(func() {
 		ledgerctlBin = filepath.Join(binDir, "ledgerctl")
 		out, err := exec.Command("go", "build", "-o", ledgerctlBin, "github.com/ledger/ledger/cmd/ledgerctl").CombinedOutput()
@@ -305,12 +316,10 @@ func (s *testServer) ledgerctl(t *testing.T, args ...string) []byte {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, ledgerctlBin, args...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+s.DatabaseURL, "LEDGER_MASTER_KEY_FILE="+masterKey)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("ledgerctl %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
-	}
-	return stdout.Bytes()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.Bytes(), errOut.Bytes(), err
 }
 
 // tenant is what ledgerctl tenant create prints.

@@ -129,6 +129,27 @@ func TestProductionUSDTDeposits(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Each is one item of the unmatched-funds queue, although both
+	// processes read the blocks: the sender's address is the payer's.
+	var queue []struct {
+		Rail, Reason, Currency, Amount, DebtorAccount string
+		TenantID                                      string
+		PaymentID                                     *string
+		Entry                                         struct{ Account, EntryRef string }
+	}
+	mustDecode(t, p.s.ledgerctl(t, "unmatched", "list", "--json"), &queue)
+	if len(queue) != 2 {
+		t.Fatalf("ledgerctl unmatched list: got %+v, want the two unmatched transfers once each", queue)
+	}
+	for _, u := range queue {
+		late := u.PaymentID != nil && *u.PaymentID == id
+		if u.Rail != "USDT" || u.Currency != "USDT" || u.Amount != "1" || !strings.HasPrefix(u.DebtorAccount, "0x") ||
+			!strings.HasPrefix(u.Entry.Account, "USDT:0x") || !strings.Contains(u.Entry.EntryRef, ":") ||
+			late && u.Reason != "not_awaiting_funds" || !late && (u.PaymentID != nil || u.Reason != "no_match") {
+			t.Errorf("unmatched item: got %+v, want 1 USDT from its sender, not awaiting funds on %s or matching no payment", u, id)
+		}
+	}
+	p.s.ledgerctl(t, "audit", "verify") // the suspense postings balance and the read models match the events
 	// What ledgerctl gives the operator and the custody system.
 	var rows []string
 	for _, line := range bytes.Split(bytes.TrimSpace(p.s.ledgerctl(t, "usdt", "transfers")), []byte("\n")) {

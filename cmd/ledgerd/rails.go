@@ -204,14 +204,14 @@ func (o railOutcomes) PayoutSettled(ctx context.Context, tenantID, paymentID uui
 	return o.a.workers.PayoutSettled(ctx, tenantID, paymentID)
 }
 
-func (o railOutcomes) MomoPaid(ctx context.Context, tenantID, paymentID uuid.UUID, amount int64, receipt string,
+func (o railOutcomes) MomoPaid(ctx context.Context, tenantID, paymentID uuid.UUID, amount int64, receipt, phone, paybill string,
 	at time.Time) (bool, error) {
-	return o.a.workers.MomoPaid(ctx, tenantID, paymentID, amount, receipt, at)
+	return o.a.workers.MomoPaid(ctx, tenantID, paymentID, amount, receipt, phone, paybill, at)
 }
 
-func (o railOutcomes) USDTDeposited(ctx context.Context, tenantID, paymentID uuid.UUID, amount decimal.Decimal, ref string,
+func (o railOutcomes) USDTDeposited(ctx context.Context, tenantID, paymentID uuid.UUID, amount decimal.Decimal, ref, sender, address string,
 	at time.Time) (string, error) {
-	return o.a.workers.USDTDeposited(ctx, tenantID, paymentID, amount, ref, at)
+	return o.a.workers.USDTDeposited(ctx, tenantID, paymentID, amount, ref, sender, address, at)
 }
 
 func (o railOutcomes) PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, transferCode, reason string) error {

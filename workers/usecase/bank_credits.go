@@ -226,3 +226,34 @@ func (l *Ledger) ImportCamt(ctx context.Context, r io.Reader, meta domain.Metada
 	}
 	return rep, nil
 }
+
+// RecordRailFunds opens an unmatched item for money a rail other than the
+// bank's delivered that no payment took, once however often the rail
+// reports it: its entry (rail, account, provider's reference) is recorded
+// in the transaction of its event, as a bank entry is. It returns the
+// item's id, or nil when the money was recorded before.
+func (l *Ledger) RecordRailFunds(ctx context.Context, f domain.RailFunds, meta domain.Metadata) (*uuid.UUID, error) {
+	for attempt := 0; ; attempt++ {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, fmt.Errorf("unmatched funds id: %w", err)
+		}
+		events, err := domain.DecideRailFunds(f, id, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		done, err := l.BankCreditRecorded(ctx, events[0].(domain.UnmatchedFundsReceived).Entry)
+		if err != nil || done {
+			return nil, err
+		}
+		_, err = l.store.Append(ctx, meta, eventstore.Batch{Stream: domain.StreamRef{TenantID: f.TenantID, Type: unmatchedStream, ID: id},
+			Events: events})
+		if errors.Is(err, eventstore.ErrVersionConflict) && attempt < 2 {
+			continue // recorded meanwhile by another report of the same money: found on the next look
+		}
+		if err != nil {
+			return nil, fmt.Errorf("record %s funds %s: %w", f.Rail, f.Reference, err)
+		}
+		return &id, nil
+	}
+}

@@ -44,7 +44,7 @@ func (l *Ledger) ExecutePaymentFrom(ctx context.Context, ref domain.StreamRef, r
 			before, decided = pay, len(events) > 0
 			return events, err
 		})
-	if err == nil && decided {
+	if err == nil && decided && l.cfg.Appended != nil { // ledgerctl runs no workers to tell
 		delivery, ready := snap.State.Status != before.Status && snap.State.WebhookURL != "",
 			!before.AwaitsPayout() && snap.State.AwaitsPayout()
 		eventstore.AfterCommit(ctx, func() { l.cfg.Appended(ref, delivery, ready) })
@@ -92,4 +92,14 @@ func paymentSnapshot(snap eventstore.Snapshot[domain.Payment], err error) (domai
 		return domain.PaymentSnapshot{}, err
 	}
 	return domain.PaymentSnapshot{Payment: snap.State, Version: snap.Version, UpdatedAt: snap.UpdatedAt}, nil
+}
+
+// ResolvePayout ends a transferring payment as an operator found its
+// payout at the provider (domain.DecideResolvePayout); the caller records
+// the same outcome on the payout rail's books first.
+func (l *Ledger) ResolvePayout(ctx context.Context, ref domain.StreamRef, c domain.ResolvePayout, meta domain.Metadata) (domain.PaymentSnapshot, error) {
+	return l.ExecutePayment(ctx, ref, meta, func(p domain.Payment) ([]domain.Event, error) {
+		c.Now = time.Now()
+		return domain.DecideResolvePayout(p, c)
+	})
 }

@@ -177,18 +177,18 @@ func addressTopic(addr string) string {
 
 // transfer reads an ERC-20 Transfer log: the recipient and the amount in
 // the token's smallest unit.
-func (l Log) transfer() (to string, value *big.Int, err error) {
+func (l Log) transfer() (from, to string, value *big.Int, err error) {
 	if len(l.Topics) != 3 || !strings.EqualFold(l.Topics[0], TransferTopic) {
-		return "", nil, errors.New("not an ERC-20 Transfer log")
+		return "", "", nil, errors.New("not an ERC-20 Transfer log")
 	}
-	t := strings.ToLower(l.Topics[2])
+	f, t := strings.ToLower(l.Topics[1]), strings.ToLower(l.Topics[2])
 	data := strings.TrimPrefix(l.Data, "0x")
-	if len(t) != 66 || len(data) != 64 {
-		return "", nil, errors.New("not an ERC-20 Transfer log")
+	if len(f) != 66 || len(t) != 66 || len(data) != 64 {
+		return "", "", nil, errors.New("not an ERC-20 Transfer log")
 	}
 	value, ok := new(big.Int).SetString(data, 16)
 	if !ok {
-		return "", nil, errors.New("a Transfer log's value is not hex")
+		return "", "", nil, errors.New("a Transfer log's value is not hex")
 	}
-	return "0x" + t[26:], value, nil
+	return "0x" + f[26:], "0x" + t[26:], value, nil
 }

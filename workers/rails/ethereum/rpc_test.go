@@ -17,9 +17,11 @@ func TestTransferLog(t *testing.T) {
 	if err := json.Unmarshal([]byte(gethTransferLog), &l); err != nil {
 		t.Fatal(err)
 	}
-	to, value, err := l.transfer()
-	if err != nil || to != "0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" || value.Int64() != 1_000_000 || l.BlockNumber != 2 || l.LogIndex != 0 {
-		t.Errorf("got %s, %v, %v in block %d at %d; want 1000000 to 0xaa..aa in block 2 at 0", to, value, err, l.BlockNumber, l.LogIndex)
+	from, to, value, err := l.transfer()
+	if err != nil || from != "0x71562b71999873db5b286df957af199ec94617f7" || to != "0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" ||
+		value.Int64() != 1_000_000 || l.BlockNumber != 2 || l.LogIndex != 0 {
+		t.Errorf("got %s to %s, %v, %v in block %d at %d; want 1000000 from 0x7156..17f7 to 0xaa..aa in block 2 at 0", from, to, value, err,
+			l.BlockNumber, l.LogIndex)
 	}
 	if got := addressTopic("0xAaAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"); got != l.Topics[2] {
 		t.Errorf("addressTopic: got %s, want %s", got, l.Topics[2])
@@ -30,7 +32,7 @@ func TestTransferLog(t *testing.T) {
 		"short data":       {Topics: l.Topics, Data: "0x0f4240"},
 		"data not hex":     {Topics: l.Topics, Data: "0x" + string(make([]byte, 64))},
 	} {
-		if _, _, err := bad.transfer(); err == nil {
+		if _, _, _, err := bad.transfer(); err == nil {
 			t.Errorf("%s: read as a Transfer", name)
 		}
 	}

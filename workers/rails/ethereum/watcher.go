@@ -28,9 +28,11 @@ var Migrations embed.FS
 // Credits counts a confirmed transfer on its payment.
 type Credits interface {
 	// USDTDeposited records amount (USDT, whole cents) on the payment as
-	// the chain transfer ref, dated at. It answers why the payment cannot
-	// take it ("" when it is counted, now or by an earlier call).
-	USDTDeposited(ctx context.Context, tenantID, paymentID uuid.UUID, amount decimal.Decimal, ref string,
+	// the chain transfer ref from sender to the deposit address, dated at.
+	// It answers why the payment cannot take it ("" when it is counted,
+	// now or by an earlier call); such funds are held as unmatched funds,
+	// once per ref.
+	USDTDeposited(ctx context.Context, tenantID, paymentID uuid.UUID, amount decimal.Decimal, ref, sender, address string,
 		at time.Time) (unmatched string, err error)
 }
 
@@ -201,7 +203,7 @@ func (w *Watcher) read(ctx context.Context, from, to uint64) error {
 
 // credit records one confirmed log and counts it on its payment, once.
 func (w *Watcher) credit(ctx context.Context, l Log, h Header) error {
-	to, value, err := l.transfer()
+	from, to, value, err := l.transfer()
 	if err != nil {
 		// Not from a standard ERC-20 contract: nothing to credit, and
 		// reading it again would not change it.
@@ -233,7 +235,7 @@ func (w *Watcher) credit(ctx context.Context, l Log, h Header) error {
 	cents := amount.Truncate(2)
 	unmatched := "less than one cent"
 	if cents.IsPositive() {
-		unmatched, err = w.credits.USDTDeposited(ctx, tenantID, paymentID, cents, txHash+":"+strconv.FormatInt(index, 10), at)
+		unmatched, err = w.credits.USDTDeposited(ctx, tenantID, paymentID, cents, txHash+":"+strconv.FormatInt(index, 10), from, to, at)
 		if err != nil {
 			return fmt.Errorf("log %s:%d: payment %s: %w", txHash, index, paymentID, err)
 		}
@@ -249,7 +251,7 @@ func (w *Watcher) credit(ctx context.Context, l Log, h Header) error {
 	}
 	w.transfers.WithLabelValues(result).Inc()
 	if unmatched != "" {
-		w.log.Error("usdt: a transfer no payment takes; an operator must return or apply it", "alert", "usdt_unmatched",
+		w.log.Error("usdt: a transfer no payment takes; held as unmatched funds for an operator to return or apply", "alert", "usdt_unmatched",
 			"tx", txHash, "log_index", index, "address", to, "amount", amount, "payment", paymentID, "reason", unmatched)
 		return nil
 	}

@@ -161,10 +161,10 @@ func (p *Rail) deposit(ctx context.Context, row push) error {
 	if row.paidAt != nil {
 		at = *row.paidAt
 	}
-	taken, err := p.deposits.MomoPaid(ctx, row.tenantID, row.paymentID, row.amount, row.receipt, at)
+	taken, err := p.deposits.MomoPaid(ctx, row.tenantID, row.paymentID, row.amount, row.receipt, row.phone, p.cfg.ShortCode, at)
 	if err == nil && !taken {
 		p.metrics.alerts.WithLabelValues("late_payment").Inc()
-		p.log.Error("mpesa: a prompt was paid after its payment ended; the money is on no payment and an operator must return it",
+		p.log.Error("mpesa: a prompt was paid after its payment ended; the money is held as unmatched funds for an operator to return",
 			"payment", row.paymentID, "tenant", row.tenantID, "amount", row.amount, "receipt", row.receipt, "phone", maskMSISDN(row.phone))
 	}
 	return err

@@ -39,11 +39,13 @@ const CallbackPrefix = "/rails/mpesa/"
 
 // Deposits is told what a paid prompt brought in (workers.Workers.MomoPaid).
 type Deposits interface {
-	// MomoPaid records amount (whole shillings) paid at at, by the prompt
-	// sent for the payment. Safe to repeat: a payment has one prompt.
-	// taken is false when the payment had ended (expired) unfunded: the
-	// money is on no payment, and an operator must return it.
-	MomoPaid(ctx context.Context, tenantID, paymentID uuid.UUID, amount int64, receipt string, at time.Time) (taken bool, err error)
+	// MomoPaid records amount (whole shillings) paid at at from phone to
+	// the paybill, by the prompt sent for the payment. Safe to repeat: a
+	// payment has one prompt. taken is false when the payment had ended
+	// (expired) unfunded: the money is held as unmatched funds, once per
+	// receipt, for an operator to return or apply.
+	MomoPaid(ctx context.Context, tenantID, paymentID uuid.UUID, amount int64, receipt, phone, paybill string,
+		at time.Time) (taken bool, err error)
 }
 
 // Outcomes is told when a B2C payout ended outside a payout call.

@@ -51,7 +51,7 @@ type books struct {
 	requests map[uuid.UUID]payout.Request
 }
 
-func (b *books) MomoPaid(_ context.Context, _, paymentID uuid.UUID, amount int64, _ string, _ time.Time) (bool, error) {
+func (b *books) MomoPaid(_ context.Context, _, paymentID uuid.UUID, amount int64, _, _, _ string, _ time.Time) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.deposits[paymentID]) > 0 {
