@@ -105,6 +105,18 @@ func TestLNDAgainstRealNodes(t *testing.T) {
 		}
 	})
 
+	t.Run("payout to an expired invoice is rejected", func(t *testing.T) {
+		pr := net.Peer.AddInvoice(1_000, time.Second)
+		terms, err := lightning.DecodeBolt11(pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, "the invoice to expire", func() bool { return time.Now().After(terms.ExpiresAt()) })
+		if _, err := svc.PayInvoice(ctx, pr, 10); !isRejected(err) {
+			t.Fatalf("payout to an expired invoice: %v, want a rejection", err)
+		}
+	})
+
 	t.Run("payout whose answer is lost is found by hash, and never paid twice", func(t *testing.T) {
 		pr := net.Peer.AddInvoice(3_000, time.Hour)
 		hash := hashOf(t, pr)
