@@ -12,6 +12,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/workers/rails/lightning"
+	"github.com/ledger/ledger/workers/rails/lightning/lndharness"
 	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
 	"github.com/ledger/ledger/workers/rails/payout"
 )
@@ -82,5 +83,31 @@ func TestLightningPayoutThroughTheLifecycle(t *testing.T) {
 	if fake.Payments() != 1 || fake.Hashes() != 1 || fake.Sends() < 1 || payee.Invoices() < 1 || len(p.StatusLogs) != 4 {
 		t.Fatalf("got %d payments of %d hashes in %d sends of %d invoices, status logs %+v; want 1 payment of 1 hash and 4 logs",
 			fake.Payments(), fake.Hashes(), fake.Sends(), payee.Invoices(), p.StatusLogs)
+	}
+}
+
+// TestLightningPayoutAgainstRealLND: as TestLightningPayoutThroughTheLifecycle,
+// with the service's real lnd node paying, through LNURL-pay, invoices the
+// peer's node makes: the process "dies" twice right after the rail
+// answered, and the peer is paid once.
+func TestLightningPayoutAgainstRealLND(t *testing.T) {
+	net := lndharness.Start(t)
+	e := newEnv(t)
+	rail := payout.NewLightning(e.pool, &lightning.LNURLPay{AllowHTTP: true}, net.Service.LND(bytes.Repeat([]byte{9}, 32)),
+		payout.FeeLimit{Sats: 10})
+	id := e.onramp(t, net.Peer.LNURLPayee())
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		done <- e.workers(&crashingRail{rail: payout.ByRail{domain.PayoutLightning: rail}, crashes: 2}).Run(ctx)
+	}()
+	defer func() { stop(); <-done }()
+	p := e.waitStatus(t, id, domain.StatusSuccess)
+	if len(p.StatusLogs) != 4 {
+		t.Fatalf("status logs %+v, want 4", p.StatusLogs)
+	}
+	paid := net.Peer.PayeeInvoicesPaid()
+	if len(paid) != 1 || paid[0] != 21_000 {
+		t.Fatalf("the peer's settled invoices from the payout: %v sats, want one of 21000", paid)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledger/ledger/workers/rails/lightning/lndharness"
 	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
 	"github.com/ledger/ledger/workers/rails/paystack/paystacktest"
 )
@@ -18,6 +19,13 @@ import (
 // productionLightning is production ledgerd's settings against a fake LND
 // node and a fake CoinGecko price feed.
 func productionLightning(t *testing.T, node *lndtest.Node) map[string]string {
+	t.Helper()
+	return productionLND(t, node.URL(), lndtest.Macaroon, node.CertPEM())
+}
+
+// productionLND is production ledgerd's settings against the LND node at
+// url and a fake CoinGecko price feed.
+func productionLND(t *testing.T, url string, macaroon, certPEM []byte) map[string]string {
 	t.Helper()
 	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -33,8 +41,8 @@ func productionLightning(t *testing.T, node *lndtest.Node) map[string]string {
 		return p
 	}
 	return map[string]string{"LEDGER_MODE": "production", "LEDGER_PRICE_FEED_URL": feed.URL,
-		"LEDGER_LND_URL": node.URL(), "LEDGER_LND_MACAROON_FILE": file("ledger.macaroon", lndtest.Macaroon),
-		"LEDGER_LND_TLS_CERT_FILE":     file("tls.cert", node.CertPEM()),
+		"LEDGER_LND_URL": url, "LEDGER_LND_MACAROON_FILE": file("ledger.macaroon", macaroon),
+		"LEDGER_LND_TLS_CERT_FILE":     file("tls.cert", certPEM),
 		"LEDGER_LND_PREIMAGE_KEY_FILE": file("preimage.key", bytes.Repeat([]byte{3}, 32)),
 		"LEDGER_LND_INVOICE_POLL":      "100ms", "LEDGER_EXPIRY_POLL": "100ms"}
 }
@@ -84,5 +92,39 @@ func TestProductionLightningDeposits(t *testing.T) {
 	got = p.waitFor(t, late, 20*time.Second, statusIs("transferring"))
 	if s := statuses(got); !slices.Equal(s, []string{"created", "deposited", "transferring"}) {
 		t.Errorf("late payment's statusLogs: got %v, want created, deposited, transferring", s)
+	}
+}
+
+// TestProductionLightningAgainstRealLND: production ledgerd with
+// LEDGER_LND_* pointing at a real lnd node on regtest. The deposit invoice
+// is the node's, the peer node pays it, and the payment moves on from
+// deposited as with the fake.
+func TestProductionLightningAgainstRealLND(t *testing.T) {
+	net := lndharness.Start(t)
+	pem, err := os.ReadFile(net.Service.TLSCertPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := productionLND(t, net.Service.RESTURL, net.Service.BakeMacaroon(lndharness.AdapterPermissions...), pem)
+	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, paystacktest.NewServer(t, paystackTestKey).URL()
+	p := newPaymentSetup(t, env)
+
+	got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r"}`, p.za))
+	var inv struct {
+		PaymentRequest string
+		PaymentHash    string
+		AmountSats     int64
+	}
+	mustDecode(t, []byte(got["lightningInvoice"].(string)), &inv)
+	if state, _ := net.Service.Received(inv.PaymentHash); state != "OPEN" {
+		t.Fatalf("the service's node has the deposit invoice %s, want OPEN", state)
+	}
+	if pay, err := net.Peer.Pay(inv.PaymentRequest); err != nil || pay.Status != "SUCCEEDED" {
+		t.Fatalf("peer paid the deposit invoice: %+v, %v", pay, err)
+	}
+	got = p.waitFor(t, got["id"].(string), 20*time.Second, statusIs("transferring"))
+	if s := statuses(got); !slices.Equal(s, []string{"created", "deposited", "transferring"}) || got["amountDeposited"] != float64(inv.AmountSats) {
+		t.Errorf("got statusLogs %v and %v sats deposited, want created, deposited, transferring and %d sats",
+			s, got["amountDeposited"], inv.AmountSats)
 	}
 }

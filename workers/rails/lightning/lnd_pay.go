@@ -39,6 +39,10 @@ const (
 	paymentInitiated = "payment already exists" // recorded, no HTLC sent yet
 )
 
+// invoiceExpired begins lnd's refusal to pay an invoice past its expiry,
+// which it sends as gRPC Unknown (HTTP 500): no retry can pay it.
+const invoiceExpired = "invoice expired"
+
 // lndPayment holds the fields of lnrpc.Payment we read.
 type lndPayment struct {
 	Status          string `json:"status"`
@@ -121,6 +125,8 @@ func refused(op string, err error) (PaymentResult, error) {
 			return PaymentResult{Status: PaymentAlreadyPaid}, nil
 		case strings.Contains(le.Message, paymentInFlight), strings.Contains(le.Message, paymentInitiated):
 			return PaymentResult{}, ErrPaymentInFlight
+		case strings.HasPrefix(le.Message, invoiceExpired):
+			return PaymentResult{}, reject(op, "%s", le.Message)
 		}
 	}
 	return PaymentResult{}, classify(op, err)

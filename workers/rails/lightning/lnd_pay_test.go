@@ -66,8 +66,11 @@ func TestLNDPayInvoice(t *testing.T) {
 			streamResult(w, payment("FAILED", make([]byte, 32), "0", "FAILURE_REASON_NO_ROUTE"))
 		}), wantErr: "lnd pay: rejected: payment failed: no_route", rejected: true},
 		{name: "invalid argument", pay: payAnswer(func(w http.ResponseWriter) {
-			streamError(w, http.StatusBadRequest, "invoice expired")
-		}), wantErr: "invoice expired", rejected: true},
+			streamError(w, http.StatusBadRequest, "payment hash must be exactly 32 bytes")
+		}), wantErr: "32 bytes", rejected: true},
+		{name: "expired invoice, as lnd answers it", pay: payAnswer(func(w http.ResponseWriter) {
+			streamError(w, http.StatusInternalServerError, "invoice expired. Valid until 2026-11-29 05:29:00 +0000 UTC")
+		}), wantErr: "lnd pay: rejected: invoice expired", rejected: true},
 		{name: "5xx is retryable", pay: payAnswer(func(w http.ResponseWriter) {
 			streamError(w, http.StatusServiceUnavailable, "router not started")
 		}), wantErr: "lnd answered 503: router not started"},

@@ -125,14 +125,14 @@ func (f *fakeLND) addInvoice(w http.ResponseWriter, r *http.Request) {
 func (f *fakeLND) lookupInvoice(w http.ResponseWriter, r *http.Request) {
 	raw, err := hex.DecodeString(strings.TrimPrefix(r.URL.Path, "/v1/invoice/"))
 	if err != nil || len(raw) != 32 {
-		grpcError(w, http.StatusBadRequest, "invalid hash")
+		grpcError(w, http.StatusInternalServerError, "encoding/hex: invalid byte")
 		return
 	}
 	f.mu.Lock()
 	inv, ok := f.invoices[[32]byte(raw)]
 	f.mu.Unlock()
 	if !ok {
-		grpcError(w, http.StatusNotFound, "unable to locate invoice")
+		grpcError(w, http.StatusNotFound, "there are no existing invoices")
 		return
 	}
 	paid, settled := "0", "0"

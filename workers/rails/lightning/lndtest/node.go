@@ -273,11 +273,11 @@ func (n *Node) lookupInvoice(w http.ResponseWriter, r *http.Request) {
 	n.mu.Unlock()
 	switch {
 	case !ok:
-		grpcError(w, http.StatusBadRequest, "invalid hash")
+		grpcError(w, http.StatusInternalServerError, "encoding/hex: invalid byte")
 	case broken:
 		grpcError(w, http.StatusInternalServerError, "cannot read invoice")
 	case inv == nil:
-		grpcError(w, http.StatusNotFound, "unable to locate invoice")
+		grpcError(w, http.StatusNotFound, "there are no existing invoices")
 	default:
 		writeJSON(w, http.StatusOK, body)
 	}
@@ -326,7 +326,7 @@ func (n *Node) send(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if time.Now().After(terms.ExpiresAt()) {
-		grpcError(w, http.StatusBadRequest, "invoice expired. Valid until "+terms.ExpiresAt().String())
+		streamError(w, http.StatusInternalServerError, codeUnknown, "invoice expired. Valid until "+terms.ExpiresAt().String())
 		return
 	}
 	hash := terms.PaymentHash
@@ -335,10 +335,10 @@ func (n *Node) send(w http.ResponseWriter, r *http.Request) {
 	n.sends++
 	switch n.payments[hash] {
 	case "SUCCEEDED":
-		streamError(w, http.StatusConflict, "invoice is already paid")
+		streamError(w, http.StatusConflict, codeAlreadyExists, "invoice is already paid")
 		return
 	case "IN_FLIGHT":
-		streamError(w, http.StatusConflict, "payment is in transition")
+		streamError(w, http.StatusConflict, codeAlreadyExists, "payment is in transition")
 		return
 	}
 	if held := n.held; held != nil {
@@ -380,7 +380,7 @@ func (n *Node) track(w http.ResponseWriter, r *http.Request) {
 	defer n.mu.Unlock()
 	status, ok := n.payments[hash]
 	if !ok {
-		streamError(w, http.StatusNotFound, "payment isn't initiated")
+		streamError(w, http.StatusNotFound, codeNotFound, "payment isn't initiated")
 		return
 	}
 	streamResult(w, n.paymentJSON(hash, status))
@@ -437,10 +437,17 @@ func grpcError(w http.ResponseWriter, status int, message string) {
 	writeJSON(w, status, map[string]any{"code": 2, "message": message, "details": []any{}})
 }
 
+// gRPC status codes lnd's stream errors carry, as real lnd sends them.
+const (
+	codeUnknown       = 2
+	codeNotFound      = 5
+	codeAlreadyExists = 6
+)
+
 // streamError answers as lnd's proxy does for a stream that fails before
 // its first message.
-func streamError(w http.ResponseWriter, status int, message string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{"code": 6, "message": message, "details": []any{}}})
+func streamError(w http.ResponseWriter, status, code int, message string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message, "details": []any{}}})
 }
 
 // streamResult writes each payment as a stream message, one per line.
