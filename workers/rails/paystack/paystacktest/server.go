@@ -525,3 +525,16 @@ func answer(w http.ResponseWriter, code int, ok bool, message string, data any) 
 	}
 	_ = json.NewEncoder(w).Encode(body)
 }
+
+// RecipientOf is the recipient tr pays, as it was created: its type, bank
+// code and account number; all empty if the fake holds no such recipient.
+func (s *Server) RecipientOf(tr Transfer) (kind, bankCode, account string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rc := range s.recipients {
+		if rc.Code == tr.Recipient {
+			return rc.Type, rc.BankCode, rc.AccountNumber
+		}
+	}
+	return "", "", ""
+}
