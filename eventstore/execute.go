@@ -66,8 +66,7 @@ func ExecuteFrom[S any](ctx context.Context, s *Store, stream domain.StreamRef, 
 			continue
 		}
 		if errors.Is(err, ErrVersionConflict) {
-			return Snapshot[S]{}, &domain.Error{Kind: domain.Conflict, Code: "concurrent_update",
-				Message: "the resource was changed by another request; retry", Err: err, Transient: true}
+			return Snapshot[S]{}, errConcurrentUpdate(err)
 		}
 		if err != nil {
 			return Snapshot[S]{}, err
@@ -77,6 +76,14 @@ func ExecuteFrom[S any](ctx context.Context, s *Store, stream domain.StreamRef, 
 		}
 		return snap, nil
 	}
+}
+
+// errConcurrentUpdate is the 409 of a command that lost its stream to
+// another writer twice (ExecuteFrom, Idempotency.Do): a retry decides on
+// fresh state, so it is transient.
+func errConcurrentUpdate(err error) error {
+	return &domain.Error{Kind: domain.Conflict, Code: "concurrent_update",
+		Message: "the resource was changed by another request; retry", Err: err, Transient: true}
 }
 
 // Fold loads a stream and folds it into state, returning the stream's version.

@@ -69,8 +69,8 @@ type pendingAppend struct {
 	offered bool               // p has a slot: taken on arrival, or sent on lead; guarded by groupCommit.mu
 }
 
-func newPendingAppend(ctx context.Context, b *pgx.Batch, appends int, stream uuid.UUID) *pendingAppend {
-	return &pendingAppend{ctx: ctx, queries: b.QueuedQueries, appends: appends, stream: stream,
+func newPendingAppend(ctx context.Context, queries []*pgx.QueuedQuery, appends int, stream uuid.UUID) *pendingAppend {
+	return &pendingAppend{ctx: ctx, queries: queries, appends: appends, stream: stream,
 		result: make(chan error, 1), lead: make(chan struct{}, 1)}
 }
 

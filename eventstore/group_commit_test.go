@@ -26,7 +26,7 @@ func pending(t *testing.T, ctx context.Context, store *Store, tenant tenantStrea
 	if err != nil {
 		t.Fatalf("prepare append: %v", err)
 	}
-	return newPendingAppend(ctx, b, appends, recs[0].StreamID)
+	return newPendingAppend(ctx, b.QueuedQueries, appends, recs[0].StreamID)
 }
 
 // TestGroupCommitKeepsEachAppendsOutcome sends one group whose appends

@@ -107,8 +107,7 @@ func (i *Idempotency) Do(ctx context.Context, scope, key string, requestHash []b
 		case errors.Is(err, ErrVersionConflict) && attempt == 0:
 			continue // decide again on fresh state, as Execute does
 		case errors.Is(err, ErrVersionConflict):
-			return Response{}, false, &domain.Error{Kind: domain.Conflict, Code: "concurrent_update",
-				Message: "the resource was changed by another request; retry", Err: err, Transient: true}
+			return Response{}, false, errConcurrentUpdate(err)
 		default:
 			return Response{}, false, fmt.Errorf("idempotency: commit: %w", err)
 		}

@@ -57,8 +57,7 @@ func (r *requestAppends) pending(ctx context.Context, record *pgx.QueuedQuery) *
 	defer r.mu.Unlock()
 	queries := make([]*pgx.QueuedQuery, 0, len(r.inserts)+len(r.projections)+1)
 	queries = append(append(append(queries, r.inserts...), r.projections...), record)
-	return &pendingAppend{ctx: ctx, queries: queries, appends: len(r.inserts), stream: r.stream,
-		result: make(chan error, 1), lead: make(chan struct{}, 1)}
+	return newPendingAppend(ctx, queries, len(r.inserts), r.stream)
 }
 
 func (r *requestAppends) committed() {

@@ -107,7 +107,7 @@ func (s *Store) Append(ctx context.Context, meta domain.Metadata, batches ...Bat
 		r.hold(b, appends, recs[0].StreamID)
 		return recs, nil
 	}
-	if err := s.group.commit(newPendingAppend(ctx, b, appends, recs[0].StreamID)); err != nil {
+	if err := s.group.commit(newPendingAppend(ctx, b.QueuedQueries, appends, recs[0].StreamID)); err != nil {
 		return nil, err
 	}
 	s.appendCommitted()
@@ -158,12 +158,16 @@ func (s *Store) prepareAppend(meta domain.Metadata, at time.Time, batches []Batc
 
 // commitRequest commits a keyed request's held appends with record, the
 // key's own statement, through the group commit, then runs what waited
-// for them (AfterCommit).
+// for them (AfterCommit). A request that appended nothing (a token's)
+// wakes no relay.
 func (s *Store) commitRequest(ctx context.Context, r *requestAppends, record *pgx.QueuedQuery) error {
-	if err := s.group.commit(r.pending(ctx, record)); err != nil {
+	p := r.pending(ctx, record)
+	if err := s.group.commit(p); err != nil {
 		return err
 	}
-	s.appendCommitted()
+	if p.appends > 0 {
+		s.appendCommitted()
+	}
 	r.committed()
 	return nil
 }
