@@ -42,16 +42,11 @@ func StuckPayouts(ctx context.Context, db *pgxpool.Pool, before time.Time) ([]pa
 	if err != nil {
 		return nil, fmt.Errorf("paystack stuck payouts: %w", err)
 	}
-	defer rows.Close()
-	var out []payout.Stuck
-	for rows.Next() {
-		s, err := scanStuck(rows)
-		if err != nil {
-			return nil, fmt.Errorf("paystack stuck payouts: %w", err)
-		}
-		out = append(out, s)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payout.Stuck, error) { return scanStuck(r) })
+	if err != nil {
+		return nil, fmt.Errorf("paystack stuck payouts: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ResolveStuck records an operator's outcome on the payment's pending
