@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // TestClusterScenarioShort runs the cluster scenario in short form: the
@@ -19,10 +21,7 @@ import (
 // machine, but fails under CI=true, where it must run.
 func TestClusterScenarioShort(t *testing.T) {
 	if missing := missingHABinaries(); len(missing) > 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the cluster scenario needs %s: .ci/run installs them with .ci/cluster-deps", strings.Join(missing, ", "))
-		}
-		t.Skipf("the cluster scenario needs %s: run .ci/cluster-deps to install them (with CI=true this fails)", strings.Join(missing, ", "))
+		testenv.MissingSoftware(t, "the cluster scenario needs "+strings.Join(missing, ", "), "run .ci/cluster-deps")
 	}
 	if testing.Short() {
 		t.Skip("the cluster scenario takes minutes")

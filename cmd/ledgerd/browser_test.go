@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // chromiumPath is Debian's chromium package's binary (.ci/run installs it).
@@ -20,10 +23,7 @@ const chromiumPath = "/usr/bin/chromium"
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s: %v; CI must install chromium (apt-get install -y chromium)", chromiumPath, err)
-		}
-		t.Skipf("browser test skipped: %s not found (apt-get install -y chromium; with CI=true this fails)", chromiumPath)
+		testenv.MissingSoftware(t, fmt.Sprintf("the browser tests need %s: %v", chromiumPath, err), "apt-get install -y chromium")
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath),

@@ -13,7 +13,6 @@ import (
 	_ "embed"
 	"fmt"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledger/ledger/eventstore/testenv"
 	"github.com/ledger/ledger/workers/rails/ethereum"
 )
 
@@ -32,23 +32,7 @@ var tokenHex string
 // Binary is geth's path in the cache directory, or why it cannot be used.
 func Binary(t testing.TB) string {
 	t.Helper()
-	cache := os.Getenv("LEDGER_CACHE_DIR")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cache = filepath.Join(home, ".cache", "ledger")
-	}
-	bin := filepath.Join(cache, "bin", "geth")
-	if _, err := os.Stat(bin); err != nil {
-		msg := fmt.Sprintf("geth is not built (%v): run .ci/geth", err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
+	return testenv.CachedBinaries(t, ".ci/geth", "geth")[0]
 }
 
 // Chain is a running geth --dev: one block per transaction, mined at once.
@@ -63,7 +47,7 @@ func Start(t *testing.T) *Chain {
 	t.Helper()
 	bin := Binary(t)
 	dir := t.TempDir()
-	port, authPort := freePort(t), freePort(t)
+	port, authPort := testenv.FreePort(t), testenv.FreePort(t)
 	// --dev.period 0 mines a block for each transaction as it arrives.
 	cmd := exec.Command(bin, "--dev", "--dev.period", "0", "--datadir", dir, "--ipcdisable", "--nodiscover", "--maxpeers", "0",
 		"--port", "0", "--authrpc.port", strconv.Itoa(authPort), "--http", "--http.addr", "127.0.0.1",
@@ -100,16 +84,6 @@ func Start(t *testing.T) *Chain {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // Receipt is what the tests read of a mined transaction.

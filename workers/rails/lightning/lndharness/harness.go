@@ -16,7 +16,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +24,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // ChannelSats is the capacity of each of the two channels. The opener
@@ -46,26 +47,8 @@ type Binaries struct{ Btcd, LND, LNCLI string }
 // when one is missing.
 func FindBinaries(t testing.TB) Binaries {
 	t.Helper()
-	cache := os.Getenv("LEDGER_CACHE_DIR")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cache = filepath.Join(home, ".cache", "ledger")
-	}
-	bin := filepath.Join(cache, "bin")
-	b := Binaries{Btcd: filepath.Join(bin, "btcd"), LND: filepath.Join(bin, "lnd"), LNCLI: filepath.Join(bin, "lncli")}
-	for _, p := range []string{b.Btcd, b.LND, b.LNCLI} {
-		if _, err := os.Stat(p); err != nil {
-			msg := fmt.Sprintf("btcd/lnd/lncli are not built (%v): run .ci/lnd", err)
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	}
-	return b
+	p := testenv.CachedBinaries(t, ".ci/lnd", "btcd", "lnd", "lncli")
+	return Binaries{Btcd: p[0], LND: p[1], LNCLI: p[2]}
 }
 
 // Network is a regtest chain and two funded lnd nodes with a channel each way.
@@ -86,7 +69,7 @@ type Network struct {
 // lnd creating its wallets and starting (once more for the service's).
 func Start(t *testing.T) *Network {
 	t.Helper()
-	n := &Network{t: t, bin: FindBinaries(t), dir: t.TempDir(), rpcPort: freePort(t), p2pPort: freePort(t)}
+	n := &Network{t: t, bin: FindBinaries(t), dir: t.TempDir(), rpcPort: testenv.FreePort(t), p2pPort: testenv.FreePort(t)}
 	n.startBtcd(burnAddress)
 	// lnd waits for its chain to look current (a tip under two hours old)
 	// before it answers: regtest's genesis block is from 2011.
@@ -281,16 +264,6 @@ func waitFor(t *testing.T, timeout time.Duration, what string, try func() error)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // deadlineCtx bounds one lncli call.

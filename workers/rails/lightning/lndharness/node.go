@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledger/ledger/eventstore/testenv"
 	"github.com/ledger/ledger/workers/rails/lightning"
 )
 
@@ -40,9 +41,9 @@ func (n *Network) startNode(name string) *Node {
 	n.t.Helper()
 	dir := filepath.Join(n.dir, name)
 	node := &Node{Name: name, net: n, t: n.t, dir: dir,
-		RESTURL: "https://127.0.0.1:" + strconv.Itoa(freePort(n.t)),
-		rpcAddr: "127.0.0.1:" + strconv.Itoa(freePort(n.t)),
-		p2pAddr: "127.0.0.1:" + strconv.Itoa(freePort(n.t))}
+		RESTURL: "https://127.0.0.1:" + strconv.Itoa(testenv.FreePort(n.t)),
+		rpcAddr: "127.0.0.1:" + strconv.Itoa(testenv.FreePort(n.t)),
+		p2pAddr: "127.0.0.1:" + strconv.Itoa(testenv.FreePort(n.t))}
 	node.start()
 	return node
 }
