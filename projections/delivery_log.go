@@ -114,10 +114,14 @@ func (l *DeliveryLog) ReleaseWebhook(ctx context.Context, eventID uuid.UUID, lea
 
 // claimDue and claimReturning frame a lease of the due deliveries the
 // tail between them selects among those whose payment has no earlier
-// pending one (the dispatcher's claim): $1 is the lease's end, $2 now. greatest(next_attempt_at,
-// lease_until) is when a delivery can next be claimed: its index
-// (webhook_deliveries_claimable) skips the rows other senders hold.
+// pending one (the dispatcher's claim): $1 is the lease's end, $2 now.
+// greatest(next_attempt_at, lease_until) is when a delivery can next be
+// claimed: its index (webhook_deliveries_claimable) skips the rows other
+// senders hold. Every claim ends with returningDelivery, whose columns
+// collectDeliveries reads.
 const (
+	returningDelivery = `RETURNING event_id, tenant_id, payment_id, type, occurred_at, payment, attempts`
+
 	claimDue = `UPDATE webhook_deliveries SET lease_until = $1
 		WHERE event_id IN (
 			SELECT d.event_id FROM webhook_deliveries d
@@ -127,7 +131,7 @@ const (
 					AND e.status = 'pending' AND e.stream_version < d.stream_version)
 			`
 	claimReturning = ` FOR UPDATE SKIP LOCKED)
-		RETURNING event_id, tenant_id, payment_id, type, occurred_at, payment, attempts`
+		` + returningDelivery
 
 	// claimPaymentDue leases payment $3's earliest pending delivery when
 	// it is due at $2, until $1. It finds it through the payment's index
@@ -142,7 +146,7 @@ const (
 		WHERE event_id = (SELECT e.event_id FROM webhook_deliveries e WHERE e.payment_id = $3 AND e.status = 'pending'
 				ORDER BY e.stream_version LIMIT 1)
 			AND status = 'pending' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until < $2)
-		RETURNING event_id, tenant_id, payment_id, type, occurred_at, payment, attempts`
+		` + returningDelivery
 )
 
 // claim leases the due deliveries query selects, given args.
