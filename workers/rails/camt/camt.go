@@ -12,9 +12,12 @@
 //     and its sibling pages under .../Ntfctn/Ntry (NtryRef, Amt with Ccy,
 //     CdtDbtInd CRDT or DBIT, Sts, BookgDt, AcctSvcrRef, NtryDtls/TxDtls
 //     with RltdPties and RmtInf Ustrd or Strd/CdtrRefInf/Ref);
-//   - https://mx-message.com/m/camt-053-001-08/BkToCstmrStmt/Stmt/Bal and its
-//     sibling pages (Tp/CdOrPrtry/Cd OPBD, CLBD, PRCD, ...; Amt with Ccy;
-//     CdtDbtInd, DBIT for a negative balance; Dt/Dt or Dt/DtTm);
+//   - a statement's balances, Stmt/Bal with Tp/CdOrPrtry/Cd, Amt with Ccy,
+//     CdtDbtInd (DBIT: a negative balance) and Dt/Dt or Dt/DtTm; the codes
+//     as ISO's external code set defines them (CLBD is the balance at the
+//     end of the reporting period: OPBD plus the period's booked entries),
+//     quoted in https://github.com/genkgo/camt/issues/156, and a daily
+//     statement's layout in https://developers.circle.com/circle-mint/camt053-statements;
 //   - https://developer.gs.com/docs/services/transaction-banking/camt54-advices/
 //     (a credit advice is /Document/BkToCstmrDbtCdtNtfctn/Ntfctn/Ntry with
 //     CdtDbtInd CRDT; the account is Ntfctn/Acct/Id/IBAN or Othr/Id).
