@@ -3,6 +3,7 @@ package lightning
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -82,39 +83,24 @@ type listedInvoice struct {
 func (s *Statement) settled(ctx context.Context, from, to time.Time) ([]statement.Record, error) {
 	const op = "lnd statement: list invoices"
 	var out []statement.Record
-	offset := "0"
-	for {
-		q := url.Values{"index_offset": {offset}, "num_max_invoices": {strconv.Itoa(s.page)},
-			"creation_date_start": {unixSeconds(from.Add(-invoiceLookback))}, "creation_date_end": {unixSeconds(to)}}
-		var page struct {
-			Invoices        []listedInvoice `json:"invoices"`
-			LastIndexOffset string          `json:"last_index_offset"`
+	q := url.Values{"num_max_invoices": {strconv.Itoa(s.page)}, "creation_date_start": {unixSeconds(from.Add(-invoiceLookback))},
+		"creation_date_end": {unixSeconds(to)}}
+	err := listPages(ctx, s.node, op, "/v1/invoices", "invoices", q, s.page, func(inv listedInvoice) error {
+		if inv.State != "SETTLED" {
+			return nil
 		}
-		if err := s.node.call(ctx, op, http.MethodGet, "/v1/invoices?"+q.Encode(), nil, &page); err != nil {
-			return nil, fmt.Errorf("%s: %w", op, err)
+		paid, err1 := strconv.ParseInt(inv.AmtPaidSat, 10, 64)
+		settled, err2 := strconv.ParseInt(inv.SettleDate, 10, 64)
+		if err1 != nil || err2 != nil || paid <= 0 || len(inv.RHash) != 32 {
+			return fmt.Errorf("%s: a settled invoice %x of %q sats at %q", op, inv.RHash, inv.AmtPaidSat, inv.SettleDate)
 		}
-		for _, inv := range page.Invoices {
-			if inv.State != "SETTLED" {
-				continue
-			}
-			paid, err1 := strconv.ParseInt(inv.AmtPaidSat, 10, 64)
-			settled, err2 := strconv.ParseInt(inv.SettleDate, 10, 64)
-			if err1 != nil || err2 != nil || paid <= 0 || len(inv.RHash) != 32 {
-				return nil, fmt.Errorf("%s: a settled invoice %x of %q sats at %q", op, inv.RHash, inv.AmtPaidSat, inv.SettleDate)
-			}
-			at := time.Unix(settled, 0).UTC()
-			if at.Before(from) || !at.Before(to) {
-				continue
-			}
+		if at := time.Unix(settled, 0).UTC(); !at.Before(from) && at.Before(to) {
 			out = append(out, statement.Record{Rail: "LIGHTNING", Ref: hex.EncodeToString(inv.RHash), Direction: statement.In,
 				Amount: decimal.NewFromInt(paid), Currency: "sats", Status: statement.Success, At: at})
 		}
-		next, done, err := advance(op, offset, page.LastIndexOffset, len(page.Invoices), s.page)
-		if err != nil || done {
-			return out, err
-		}
-		offset = next
-	}
+		return nil
+	})
+	return out, err
 }
 
 // listedPayment is what we read of an lnrpc.Payment in a list.
@@ -130,39 +116,23 @@ func (s *Statement) sent(ctx context.Context, from, to time.Time) ([]statement.R
 	const op = "lnd statement: list payments"
 	var out []statement.Record
 	var hashes []string
-	offset := "0"
-	for {
-		q := url.Values{"include_incomplete": {"true"}, "index_offset": {offset}, "max_payments": {strconv.Itoa(s.page)},
-			"creation_date_start": {unixSeconds(from)}, "creation_date_end": {unixSeconds(to)}, "omit_hops": {"true"}}
-		var page struct {
-			Payments        []listedPayment `json:"payments"`
-			LastIndexOffset string          `json:"last_index_offset"`
+	q := url.Values{"include_incomplete": {"true"}, "max_payments": {strconv.Itoa(s.page)}, "creation_date_start": {unixSeconds(from)},
+		"creation_date_end": {unixSeconds(to)}, "omit_hops": {"true"}}
+	err := listPages(ctx, s.node, op, "/v1/payments", "payments", q, s.page, func(p listedPayment) error {
+		sats, err1 := strconv.ParseInt(p.ValueSat, 10, 64)
+		ns, err2 := strconv.ParseInt(p.CreationTimeNS, 10, 64)
+		if _, err := hex.DecodeString(p.PaymentHash); err != nil || err1 != nil || err2 != nil || len(p.PaymentHash) != 64 {
+			return fmt.Errorf("%s: a payment %q of %q sats at %q ns", op, p.PaymentHash, p.ValueSat, p.CreationTimeNS)
 		}
-		if err := s.node.call(ctx, op, http.MethodGet, "/v1/payments?"+q.Encode(), nil, &page); err != nil {
-			return nil, fmt.Errorf("%s: %w", op, err)
-		}
-		for _, p := range page.Payments {
-			sats, err1 := strconv.ParseInt(p.ValueSat, 10, 64)
-			ns, err2 := strconv.ParseInt(p.CreationTimeNS, 10, 64)
-			if _, err := hex.DecodeString(p.PaymentHash); err != nil || err1 != nil || err2 != nil || len(p.PaymentHash) != 64 {
-				return nil, fmt.Errorf("%s: a payment %q of %q sats at %q ns", op, p.PaymentHash, p.ValueSat, p.CreationTimeNS)
-			}
-			at := time.Unix(0, ns).UTC()
-			if at.Before(from) || !at.Before(to) {
-				continue
-			}
+		if at := time.Unix(0, ns).UTC(); !at.Before(from) && at.Before(to) {
 			out = append(out, statement.Record{Rail: "LIGHTNING", Ref: p.PaymentHash, Direction: statement.Out,
 				Amount: decimal.NewFromInt(sats), Currency: "sats", Status: paymentStatus(p.Status), At: at})
 			hashes = append(hashes, p.PaymentHash)
 		}
-		next, done, err := advance(op, offset, page.LastIndexOffset, len(page.Payments), s.page)
-		if err != nil {
-			return nil, err
-		}
-		if done {
-			break
-		}
-		offset = next
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(hashes) == 0 {
 		return out, nil
@@ -191,19 +161,41 @@ func paymentStatus(s string) string {
 	return statement.Pending
 }
 
-// advance is the index_offset of the next page after one of n items
-// (of at most size) ending at last, or done when it was the last page.
-// An offset that does not move on would list the same page forever.
-func advance(op, offset, last string, n, size int) (next string, done bool, err error) {
-	if n < size {
-		return "", true, nil
+// listPages pages forward through one of lnd's list calls (ListInvoices,
+// ListPayments) with query q, giving each item of the answer's items
+// member to each. A page of fewer than size items is the last; a full
+// page whose last_index_offset does not move on would list the same page
+// forever, and is an error.
+func listPages[T any](ctx context.Context, n *LND, op, path, items string, q url.Values, size int, each func(T) error) error {
+	offset := uint64(0)
+	for {
+		q.Set("index_offset", strconv.FormatUint(offset, 10))
+		var page map[string]json.RawMessage
+		if err := n.call(ctx, op, http.MethodGet, path+"?"+q.Encode(), nil, &page); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		var list []T
+		if raw, ok := page[items]; ok {
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return fmt.Errorf("%s: %w", op, err)
+			}
+		}
+		for _, item := range list {
+			if err := each(item); err != nil {
+				return err
+			}
+		}
+		if len(list) < size {
+			return nil
+		}
+		var last string
+		_ = json.Unmarshal(page["last_index_offset"], &last)
+		next, err := strconv.ParseUint(last, 10, 64)
+		if err != nil || next <= offset {
+			return fmt.Errorf("%s: a full page ending at index %q after %d", op, last, offset)
+		}
+		offset = next
 	}
-	prev, err1 := strconv.ParseUint(offset, 10, 64)
-	at, err2 := strconv.ParseUint(last, 10, 64)
-	if err1 != nil || err2 != nil || at <= prev {
-		return "", false, fmt.Errorf("%s: a full page ending at index %q after %q", op, last, offset)
-	}
-	return last, false, nil
 }
 
 // unixSeconds is t in whole seconds, rounded down, as lnd's creation
