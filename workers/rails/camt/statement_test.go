@@ -45,6 +45,7 @@ func copyStatements(t *testing.T, extra map[string]string) string {
 }
 
 func TestStatementsDay(t *testing.T) {
+	t.Parallel()
 	s := NewStatements("testdata/statements")
 	from, to := day("2026-11-28"), day("2026-11-29")
 	got, err := s.Records(context.Background(), from, to)
@@ -82,6 +83,7 @@ func TestStatementsDay(t *testing.T) {
 // A window of two days opens with the first statement's OPBD and closes
 // with the second's CLBD.
 func TestStatementsTwoDays(t *testing.T) {
+	t.Parallel()
 	s := NewStatements("testdata/statements")
 	from, to := day("2026-11-27"), day("2026-11-29")
 	got, err := s.Records(context.Background(), from, to)
@@ -98,6 +100,7 @@ func TestStatementsTwoDays(t *testing.T) {
 // window's statement, or with a file that cannot be read, or whose
 // statements disagree about an entry, is an error, never a statement.
 func TestStatementsRefuse(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	from, to := day("2026-11-28"), day("2026-11-29")
 	b, err := os.ReadFile("testdata/statements/camt053_20261128.xml")

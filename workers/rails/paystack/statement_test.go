@@ -28,6 +28,7 @@ func byRef(t *testing.T, records []statement.Record) map[string]statement.Record
 }
 
 func TestStatementWindow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	from := time.Now().UTC().Truncate(time.Hour).Add(-24 * time.Hour)
@@ -70,6 +71,7 @@ func TestStatementWindow(t *testing.T) {
 // A payout of the rail, reversed after success, and a transfer made by
 // hand on the dashboard, over several pages.
 func TestStatementPayoutsReversalAndByHand(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	from := time.Now().UTC().Add(-time.Minute)
@@ -109,6 +111,7 @@ func TestStatementPayoutsReversalAndByHand(t *testing.T) {
 // A provider that fails or never answers, on any page or on a
 // verification, fails the statement: never a shorter one.
 func TestStatementProviderErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	from := time.Now().UTC().Add(-time.Hour)
