@@ -40,10 +40,11 @@ var reportColumns = []string{"Receipt No.", "Completion Time", "Transaction Stat
 // Safaricom publishes no specification of the file; the columns are as
 // ERP import tables of it name them (github.com/ochiengcalvince578/KRB-ERP-SourceCode,
 // src/Tables/Tab56118.SwizzKashPaybillBuffer.al) and as Mifos's M-PESA
-// import describes them (mifosforge.jira.com wiki, "M-PESA import": a
-// preamble before the header, dates YYYY-MM-DD HH:MM:SS, statuses
-// Completed, Attempted, Cancelled, Declined, amounts that may carry
-// thousands separators). Times are Nairobi's (East Africa Time).
+// import describes them (a preamble before the header, dates YYYY-MM-DD
+// HH:MM:SS, statuses Completed, Attempted, Cancelled, Declined, amounts
+// that may carry thousands separators:
+// https://mifosforge.jira.com/wiki/pages/diffpagesbyversion.action?pageId=6259039
+// and pageId=5275655). Times are Nairobi's (East Africa Time).
 //
 // Every line after the header must be a transaction: a receipt, a
 // completion time, a status and one amount, paid in or withdrawn. A line
