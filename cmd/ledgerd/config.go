@@ -19,6 +19,7 @@ import (
 	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/workers/rails/camt"
+	"github.com/ledger/ledger/workers/rails/lightning"
 	"github.com/ledger/ledger/workers/rails/mpesa"
 	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/rails/prices"
@@ -296,6 +297,11 @@ const defaultCollectionAccounts = "NGN=Ledger Sandbox Collections NG:0123456789,
 	"EUR=Ledger Sandbox Collections EU:DE89370400440532013000,KES=Ledger Sandbox Collections KE:1234567890123"
 
 // parseValidity reads LEDGER_VALIDITY: rail=duration pairs, each rail once.
+// A Lightning validity (lightning, and slow for isSlowPayment) is the
+// deposit invoice's expiry, which a BOLT #11 invoice states in whole
+// seconds and lnd accepts up to a year: anything else would have the
+// invoice and its payment expire at different times, or the node refuse
+// every invoice.
 func parseValidity(v string, out *domain.Validity) error {
 	rails := map[string]*time.Duration{"lightning": &out.Lightning, "slow": &out.Slow, "momo": &out.Momo,
 		"bank": &out.Bank, "usdt": &out.USDT}
@@ -306,6 +312,9 @@ func parseValidity(v string, out *domain.Validity) error {
 		d, err := time.ParseDuration(val)
 		if !ok || !known || err != nil || d < time.Second {
 			return fmt.Errorf("must be rail=duration pairs (rails lightning, slow, momo, bank, usdt; at least 1s each), not %q", pair)
+		}
+		if (name == "lightning" || name == "slow") && (d%time.Second != 0 || d > lightning.MaxInvoiceExpiry) {
+			return fmt.Errorf("%s is a Lightning invoice's expiry: whole seconds, at most %v (lnd's limit), not %q", name, lightning.MaxInvoiceExpiry, val)
 		}
 		*p = d
 	}
