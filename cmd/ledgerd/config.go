@@ -64,6 +64,7 @@ type config struct {
 	LNDTLSCertFile      string
 	LNDPreimageKeyFile  string
 	LNDInvoicePoll      time.Duration     // how often open deposit invoices are looked up
+	LNURLAllowPrivate   bool              // Lightning payouts may reach LNURL-pay services on non-public addresses
 	PaystackSecretKey   string            // production: Paystack's secret key, for bank payouts; or
 	PaystackKeyFile     string            // a file holding it
 	PaystackBaseURL     string            // production: Paystack's API ("" until validate: paystack.DefaultBaseURL)
@@ -121,6 +122,17 @@ func num(p func(*config) *int) func(*config, string) error {
 			return fmt.Errorf("must be a positive whole number")
 		}
 		*p(c) = n
+		return nil
+	}
+}
+
+func boolean(p func(*config) *bool) func(*config, string) error {
+	return func(c *config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("must be true or false")
+		}
+		*p(c) = b
 		return nil
 	}
 }
@@ -197,12 +209,8 @@ var settings = []setting{
 			if v == "" {
 				return nil
 			}
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("must be true or false")
-			}
-			c.WebhookAllowPrivate, c.webhookPrivateSet = b, true
-			return nil
+			c.webhookPrivateSet = true
+			return boolean(func(c *config) *bool { return &c.WebhookAllowPrivate })(c, v)
 		}},
 	{"LEDGER_SANDBOX_PAYOUT_DELAY", "sandbox-payout-delay", "0s", "how long the sandbox payout rail takes",
 		func(c *config, v string) error {
@@ -269,6 +277,8 @@ var settings = []setting{
 		count(func(c *config) *int64 { return &c.LNMaxFeeSats })},
 	{"LEDGER_LN_MAX_FEE_PPM", "ln-max-fee-ppm", "5000", "production: a Lightning payout's routing fee limit in millionths of the amount, when above LEDGER_LN_MAX_FEE_SATS",
 		count(func(c *config) *int64 { return &c.LNMaxFeePPM })},
+	{"LEDGER_LNURL_ALLOW_PRIVATE", "lnurl-allow-private", "false", "production with LND: let Lightning payouts reach recipients' LNURL-pay services on loopback/private addresses",
+		boolean(func(c *config) *bool { return &c.LNURLAllowPrivate })},
 	{"LEDGER_OPERATOR_TOKEN", "operator-token", "", "the operator's bearer token for POST " + camt.ImportPath + " (a bank's camt files); unset: no operator route; or",
 		str(func(c *config) *string { return &c.OperatorToken })},
 	{"LEDGER_OPERATOR_TOKEN_FILE", "operator-token-file", "", "a file holding the operator token",
