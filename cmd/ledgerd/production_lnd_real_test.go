@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,9 +68,10 @@ func realDepositExpires(t *testing.T, net *lndharness.Network, env map[string]st
 // accepting its SendPayment and the payout's event: the payee's node holds
 // the payout's HTLC (a hold invoice handed out by its LNURL-pay service),
 // so the payment is in flight, with no outcome anyone could record. The
-// payee takes the payment while no ledgerd runs; the next ledgerd finds
-// the payment at lnd by its hash and records it. The payment succeeds
-// once, and the payee was asked for one invoice and paid it once.
+// next ledgerd looks the payment up by its hash and finds it in flight:
+// it sends nothing and asks again later. Once the payee takes the payment,
+// it finds it succeeded and records it. The payment succeeds once, and
+// the payee was asked for one invoice and paid it once.
 func realPayoutSurvivesKill(t *testing.T, net *lndharness.Network, env map[string]string) {
 	payee := net.Peer.HeldPayee()
 	p := newPaymentSetup(t, env)
@@ -94,18 +96,26 @@ func realPayoutSurvivesKill(t *testing.T, net *lndharness.Network, env map[strin
 		t.Fatalf("the service's payments to %s: %v, want one IN_FLIGHT", hash, got)
 	}
 	p.s.kill()
-
-	payee.Settle(hash)
-	waitUntil(t, "the service's node to learn the payment succeeded", func() bool {
-		return net.Service.Payments(hash)["SUCCEEDED"] == 1
-	})
 	var before, payout string
 	p.s.queryRow(t, `SELECT p.status, l.status FROM payments p JOIN lightning_payouts l ON l.payment_id = p.id WHERE p.id = $1`,
 		[]any{bank.ID}, &before, &payout)
 	if before != "transferring" || payout != "pending" {
 		t.Fatalf("after the kill: payment %s, payout %s; want transferring and pending, no outcome recorded", before, payout)
 	}
+
+	// The transferring message reaches the new process once the dead one's
+	// hold on it lapses (its nak's delay, at most AckWait).
 	p.s = startProcess(t, onStore(p.s, env))
+	for deadline := time.Now().Add(90 * time.Second); !strings.Contains(p.s.logs.String(), lightning.ErrPaymentInFlight.Error()); {
+		if time.Now().After(deadline) {
+			t.Fatal("the new ledgerd did not find the payout in flight within 90 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := net.Service.Payments(hash); got["IN_FLIGHT"] != 1 || len(got) != 1 || len(payee.Hashes()) != 1 {
+		t.Fatalf("the service's payments to %s: %v, of %d invoices; want one IN_FLIGHT of one", hash, got, len(payee.Hashes()))
+	}
+	payee.Settle(hash)
 	got := p.waitFor(t, bank.ID, 90*time.Second, statusIs("success"))
 	if s := statuses(got); !slices.Equal(s, []string{"created", "deposited", "transferring", "success"}) {
 		t.Errorf("statusLogs: got %v, want created, deposited, transferring, success", s)
