@@ -233,13 +233,15 @@ type RecordDeposit struct {
 	// InvoiceSettled says the Lightning node settled the payment's
 	// invoice: the funds count whatever Now (the node's settle time) says
 	// of ExpiresAt. The node settles only an invoice that has not expired
-	// by its own clock, its invoice is made after the payment (so it
-	// expires a little later), and the expiry worker cancels the invoice
-	// at the node before it expires the payment: a settled invoice of a
-	// payment still created was paid in time, and refusing it would keep
-	// money received and leave the payment created for good. A paid M-Pesa
-	// prompt counts the same way: it was made for this payment, and the
-	// expiry worker asks how it ended before it expires the payment.
+	// by its own clock, its invoice's expiry is the payment's validity
+	// (stamped in whole seconds by the node as the payment is created, so
+	// the two end within a second of each other), and the expiry worker
+	// cancels the invoice at the node before it expires the payment: a
+	// settled invoice of a payment still created was paid in time, and
+	// refusing it would keep money received and leave the payment created
+	// for good. A paid M-Pesa prompt counts the same way: it was made for
+	// this payment, and the expiry worker asks how it ended before it
+	// expires the payment.
 	InvoiceSettled bool
 	// Source says which bank credit, or which unmatched funds an operator
 	// assigned, the deposit is: nil for the other rails.

@@ -19,6 +19,7 @@ import (
 	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/httpapi"
 	"github.com/ledger/ledger/workers/rails/camt"
+	"github.com/ledger/ledger/workers/rails/lightning"
 	"github.com/ledger/ledger/workers/rails/mpesa"
 	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/rails/prices"
@@ -64,6 +65,7 @@ type config struct {
 	LNDTLSCertFile      string
 	LNDPreimageKeyFile  string
 	LNDInvoicePoll      time.Duration     // how often open deposit invoices are looked up
+	LNURLAllowPrivate   bool              // Lightning payouts may reach LNURL-pay services on non-public addresses
 	PaystackSecretKey   string            // production: Paystack's secret key, for bank payouts; or
 	PaystackKeyFile     string            // a file holding it
 	PaystackBaseURL     string            // production: Paystack's API ("" until validate: paystack.DefaultBaseURL)
@@ -121,6 +123,17 @@ func num(p func(*config) *int) func(*config, string) error {
 			return fmt.Errorf("must be a positive whole number")
 		}
 		*p(c) = n
+		return nil
+	}
+}
+
+func boolean(p func(*config) *bool) func(*config, string) error {
+	return func(c *config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("must be true or false")
+		}
+		*p(c) = b
 		return nil
 	}
 }
@@ -197,12 +210,8 @@ var settings = []setting{
 			if v == "" {
 				return nil
 			}
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("must be true or false")
-			}
-			c.WebhookAllowPrivate, c.webhookPrivateSet = b, true
-			return nil
+			c.webhookPrivateSet = true
+			return boolean(func(c *config) *bool { return &c.WebhookAllowPrivate })(c, v)
 		}},
 	{"LEDGER_SANDBOX_PAYOUT_DELAY", "sandbox-payout-delay", "0s", "how long the sandbox payout rail takes",
 		func(c *config, v string) error {
@@ -271,6 +280,8 @@ var settings = []setting{
 		count(func(c *config) *int64 { return &c.LNMaxFeeSats })},
 	{"LEDGER_LN_MAX_FEE_PPM", "ln-max-fee-ppm", "5000", "production: a Lightning payout's routing fee limit in millionths of the amount, when above LEDGER_LN_MAX_FEE_SATS",
 		count(func(c *config) *int64 { return &c.LNMaxFeePPM })},
+	{"LEDGER_LNURL_ALLOW_PRIVATE", "lnurl-allow-private", "false", "production with LND: let Lightning payouts reach recipients' LNURL-pay services on loopback/private addresses",
+		boolean(func(c *config) *bool { return &c.LNURLAllowPrivate })},
 	{"LEDGER_OPERATOR_TOKEN", "operator-token", "", "the operator's bearer token for POST " + camt.ImportPath + " (a bank's camt files); unset: no operator route; or",
 		str(func(c *config) *string { return &c.OperatorToken })},
 	{"LEDGER_OPERATOR_TOKEN_FILE", "operator-token-file", "", "a file holding the operator token",
@@ -301,6 +312,11 @@ const defaultCollectionAccounts = "NGN=Ledger Sandbox Collections NG:0123456789,
 	"EUR=Ledger Sandbox Collections EU:DE89370400440532013000,KES=Ledger Sandbox Collections KE:1234567890123"
 
 // parseValidity reads LEDGER_VALIDITY: rail=duration pairs, each rail once.
+// A Lightning validity (lightning, and slow for isSlowPayment) is the
+// deposit invoice's expiry, which a BOLT #11 invoice states in whole
+// seconds and lnd accepts up to a year: anything else would have the
+// invoice and its payment expire at different times, or the node refuse
+// every invoice.
 func parseValidity(v string, out *domain.Validity) error {
 	rails := map[string]*time.Duration{"lightning": &out.Lightning, "slow": &out.Slow, "momo": &out.Momo,
 		"bank": &out.Bank, "usdt": &out.USDT}
@@ -311,6 +327,9 @@ func parseValidity(v string, out *domain.Validity) error {
 		d, err := time.ParseDuration(val)
 		if !ok || !known || err != nil || d < time.Second {
 			return fmt.Errorf("must be rail=duration pairs (rails lightning, slow, momo, bank, usdt; at least 1s each), not %q", pair)
+		}
+		if (name == "lightning" || name == "slow") && (d%time.Second != 0 || d > lightning.MaxInvoiceExpiry) {
+			return fmt.Errorf("%s is a Lightning invoice's expiry: whole seconds, at most %v (lnd's limit), not %q", name, lightning.MaxInvoiceExpiry, val)
 		}
 		*p = d
 	}

@@ -22,21 +22,49 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ledger/ledger/cmd/internal/benchkit"
 	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/eventstore/testenv"
 )
 
-// The end-to-end tests run a real ledgerd in-process per test, each on its own
-// Postgres database and JetStream stream (eventstore/testenv), and create
-// tenants with the real ledgerctl binary, built once per test binary.
+// The end-to-end tests run a real ledgerd in-process per test (or, to kill
+// it, as a process: startProcess), each on its own Postgres database and
+// JetStream stream (eventstore/testenv), and create tenants with the real
+// ledgerctl binary, built once per test binary.
 
 var (
-	binDir       string // holds the ledgerctl binary and the master key; removed by TestMain
-	masterKey    string // the master key file every test server and ledgerctl share
-	buildOnce    sync.Once
-	ledgerctlBin string
-	buildErr     error
+	binDir    string   // holds the ledgerd and ledgerctl binaries and the master key; removed by TestMain
+	masterKey string   // the master key file every test server and ledgerctl share
+	builds    sync.Map // command name -> *build
 )
+
+// build is one command of cmd/ built into binDir, once per test binary.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// command returns the path of the named command of cmd/, building it the
+// first time.
+func command(t *testing.T, name string) string {
+	t.Helper()
+	v, _ := builds.LoadOrStore(name, &build{})
+	b := v.(*build)
+	b.once.Do(func() {
+		var out bytes.Buffer
+		paths, err := benchkit.BuildCommands(context.Background(), binDir, &out, name)
+		if err != nil {
+			b.err = fmt.Errorf("%w\n%s", err, out.String())
+			return
+		}
+		b.path = paths[0]
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "ledgerd-e2e-")
@@ -55,12 +83,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// testServer is a running ledgerd.
+// testServer is a running ledgerd: in this process (app), or a process of
+// its own (proc).
 type testServer struct {
 	URL         string // http://127.0.0.1:port
 	DatabaseURL string
 	Stream      testenv.Stream
 	app         *app
+	proc        *benchkit.Ledgerd
 
 	cancel   context.CancelFunc
 	done     chan error // receives serve's result once
@@ -92,24 +122,7 @@ func (b *lockedBuffer) String() string {
 // checked, when t ends.
 func startServer(t *testing.T, env map[string]string) *testServer {
 	t.Helper()
-	stream := testenv.NewStream(t)
-	vars := map[string]string{
-		"DATABASE_URL":               testenv.NewDatabase(t),
-		"NATS_URL":                   testenv.NATSURL(),
-		"LEDGER_NATS_STREAM":         stream.Name,
-		"LEDGER_NATS_SUBJECT_PREFIX": stream.SubjectPrefix,
-		"LEDGER_ADDR":                "127.0.0.1:0",
-		"LEDGER_DB_MAX_CONNS":        "4",
-		"LEDGER_LOG_LEVEL":           "debug",
-		"LEDGER_MASTER_KEY_FILE":     masterKey,
-		// Tests of other things send bursts from one key and one IP; the
-		// rate limit tests set their own limits.
-		"LEDGER_RATE_LIMIT":       "0",
-		"LEDGER_TOKEN_RATE_LIMIT": "0",
-	}
-	for k, v := range env {
-		vars[k] = v
-	}
+	vars, stream := serverVars(t, env)
 	cfg, err := loadConfig(nil, func(k string) string { return vars[k] }, io.Discard)
 	if err != nil {
 		t.Fatalf("load config: %v", err)
@@ -143,10 +156,41 @@ func startServer(t *testing.T, env map[string]string) *testServer {
 	return s
 }
 
+// serverVars are a test server's settings: its own database and stream,
+// then env's overrides and additions, and the stream it uses (another
+// server's, when env names it).
+func serverVars(t *testing.T, env map[string]string) (map[string]string, testenv.Stream) {
+	t.Helper()
+	stream := testenv.NewStream(t)
+	vars := map[string]string{
+		"DATABASE_URL":               testenv.NewDatabase(t),
+		"NATS_URL":                   testenv.NATSURL(),
+		"LEDGER_NATS_STREAM":         stream.Name,
+		"LEDGER_NATS_SUBJECT_PREFIX": stream.SubjectPrefix,
+		"LEDGER_ADDR":                "127.0.0.1:0",
+		"LEDGER_DB_MAX_CONNS":        "4",
+		"LEDGER_LOG_LEVEL":           "debug",
+		"LEDGER_MASTER_KEY_FILE":     masterKey,
+		// Tests of other things send bursts from one key and one IP; the
+		// rate limit tests set their own limits.
+		"LEDGER_RATE_LIMIT":       "0",
+		"LEDGER_TOKEN_RATE_LIMIT": "0",
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	return vars, testenv.Stream{Name: vars["LEDGER_NATS_STREAM"], SubjectPrefix: vars["LEDGER_NATS_SUBJECT_PREFIX"]}
+}
+
 // stop cancels serve's context, waits for serve to return and closes the
-// app. It returns serve's result and may be called more than once.
+// app; a process is sent SIGTERM and waited for. It returns serve's (the
+// process's) result and may be called more than once.
 func (s *testServer) stop() error {
 	s.stopOnce.Do(func() {
+		if s.proc != nil {
+			s.serveErr = s.proc.Stop(35 * time.Second)
+			return
+		}
 		s.cancel()
 		select {
 		case s.serveErr = <-s.done:
@@ -302,19 +346,10 @@ func (s *testServer) ledgerctl(t *testing.T, args ...string) []byte {
 // its stderr and how it ended: a refusal is an exit status, not a failure.
 func (s *testServer) tryLedgerctl(t *testing.T, args ...string) (stdout, stderr []byte, err error) {
 	t.Helper()
-	buildOnce.Do(func() {
-		ledgerctlBin = filepath.Join(binDir, "ledgerctl")
-		out, err := exec.Command("go", "build", "-o", ledgerctlBin, "github.com/ledger/ledger/cmd/ledgerctl").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build ledgerctl: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	bin := command(t, "ledgerctl")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, ledgerctlBin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+s.DatabaseURL, "LEDGER_MASTER_KEY_FILE="+masterKey)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,29 +39,47 @@ type delivered struct {
 func newReceiver(t *testing.T, secret string, script ...int) *receiver {
 	t.Helper()
 	rc := &receiver{secret: secret, script: script}
-	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var msg struct {
-			ID   string `json:"id"`
-			Type string `json:"type"`
-			Data struct {
-				Status string `json:"status"`
-			} `json:"data"`
-		}
-		json.Unmarshal(body, &msg)
-		err := webhooks.Verify(rc.secret, r.Header, body, time.Minute, time.Now())
-		rc.mu.Lock()
-		rc.got = append(rc.got, delivered{ID: r.Header.Get("webhook-id"), Type: msg.Type, Status: msg.Data.Status,
-			Verified: err == nil && msg.ID == r.Header.Get("webhook-id"), At: time.Now()})
-		code := http.StatusOK
-		if len(rc.script) > 0 {
-			code, rc.script = rc.script[0], rc.script[1:]
-		}
-		rc.mu.Unlock()
-		w.WriteHeader(code)
-	}))
+	rc.Server = httptest.NewServer(rc)
 	t.Cleanup(rc.Close)
 	return rc
+}
+
+// newTLSReceiver is a receiver over https, as production's webhooks must
+// be, and the file of its certificate (PEM), which a ledgerd process
+// trusts given it as SSL_CERT_FILE.
+func newTLSReceiver(t *testing.T, secret string) (*receiver, string) {
+	t.Helper()
+	rc := &receiver{secret: secret}
+	rc.Server = httptest.NewTLSServer(rc)
+	t.Cleanup(rc.Close)
+	file := filepath.Join(t.TempDir(), "receiver.pem")
+	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return rc, file
+}
+
+// ServeHTTP records a delivery and answers the next status of the script.
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var msg struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+		Data struct {
+			Status string `json:"status"`
+		} `json:"data"`
+	}
+	json.Unmarshal(body, &msg)
+	err := webhooks.Verify(rc.secret, r.Header, body, time.Minute, time.Now())
+	rc.mu.Lock()
+	rc.got = append(rc.got, delivered{ID: r.Header.Get("webhook-id"), Type: msg.Type, Status: msg.Data.Status,
+		Verified: err == nil && msg.ID == r.Header.Get("webhook-id"), At: time.Now()})
+	code := http.StatusOK
+	if len(rc.script) > 0 {
+		code, rc.script = rc.script[0], rc.script[1:]
+	}
+	rc.mu.Unlock()
+	w.WriteHeader(code)
 }
 
 func (rc *receiver) deliveries() []delivered {

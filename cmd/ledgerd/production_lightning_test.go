@@ -96,35 +96,49 @@ func TestProductionLightningDeposits(t *testing.T) {
 }
 
 // TestProductionLightningAgainstRealLND: production ledgerd with
-// LEDGER_LND_* pointing at a real lnd node on regtest. The deposit invoice
-// is the node's, the peer node pays it, and the payment moves on from
-// deposited as with the fake.
+// LEDGER_LND_* pointing at a real lnd node on regtest, whose peer node pays
+// the deposit invoices and is paid the payouts. One network serves every
+// subtest, since starting it takes longer than all of them.
 func TestProductionLightningAgainstRealLND(t *testing.T) {
 	net := lndharness.Start(t)
 	pem, err := os.ReadFile(net.Service.TLSCertPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := productionLND(t, net.Service.RESTURL, net.Service.BakeMacaroon(lndharness.AdapterPermissions...), pem)
-	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, paystacktest.NewServer(t, paystackTestKey).URL()
-	p := newPaymentSetup(t, env)
+	macaroon := net.Service.BakeMacaroon(lndharness.AdapterPermissions...)
+	production := func(t *testing.T) map[string]string {
+		env := productionLND(t, net.Service.RESTURL, macaroon, pem)
+		env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, paystacktest.NewServer(t, paystackTestKey).URL()
+		return env
+	}
 
-	got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r"}`, p.za))
-	var inv struct {
-		PaymentRequest string
-		PaymentHash    string
-		AmountSats     int64
-	}
-	mustDecode(t, []byte(got["lightningInvoice"].(string)), &inv)
-	if state, _ := net.Service.Received(inv.PaymentHash); state != "OPEN" {
-		t.Fatalf("the service's node has the deposit invoice %s, want OPEN", state)
-	}
-	if pay, err := net.Peer.Pay(inv.PaymentRequest); err != nil || pay.Status != "SUCCEEDED" {
-		t.Fatalf("peer paid the deposit invoice: %+v, %v", pay, err)
-	}
-	got = p.waitFor(t, got["id"].(string), 20*time.Second, statusIs("transferring"))
-	if s := statuses(got); !slices.Equal(s, []string{"created", "deposited", "transferring"}) || got["amountDeposited"] != float64(inv.AmountSats) {
-		t.Errorf("got statusLogs %v and %v sats deposited, want created, deposited, transferring and %d sats",
-			s, got["amountDeposited"], inv.AmountSats)
-	}
+	// The deposit invoice is the node's, the peer node pays it, and the
+	// payment moves on from deposited as with the fake.
+	t.Run("a paid deposit invoice moves the payment on", func(t *testing.T) {
+		p := newPaymentSetup(t, production(t))
+		got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r"}`, p.za))
+		var inv struct {
+			PaymentRequest string
+			PaymentHash    string
+			AmountSats     int64
+		}
+		mustDecode(t, []byte(got["lightningInvoice"].(string)), &inv)
+		if state, _ := net.Service.Received(inv.PaymentHash); state != "OPEN" {
+			t.Fatalf("the service's node has the deposit invoice %s, want OPEN", state)
+		}
+		if pay, err := net.Peer.Pay(inv.PaymentRequest); err != nil || pay.Status != "SUCCEEDED" {
+			t.Fatalf("peer paid the deposit invoice: %+v, %v", pay, err)
+		}
+		got = p.waitFor(t, got["id"].(string), 20*time.Second, statusIs("transferring"))
+		if s := statuses(got); !slices.Equal(s, []string{"created", "deposited", "transferring"}) || got["amountDeposited"] != float64(inv.AmountSats) {
+			t.Errorf("got statusLogs %v and %v sats deposited, want created, deposited, transferring and %d sats",
+				s, got["amountDeposited"], inv.AmountSats)
+		}
+	})
+	t.Run("an invoice that expires unpaid expires the payment", func(t *testing.T) {
+		realDepositExpires(t, net, production(t))
+	})
+	t.Run("ledgerd killed mid-payout finds the payment by hash, paid once", func(t *testing.T) {
+		realPayoutSurvivesKill(t, net, production(t))
+	})
 }

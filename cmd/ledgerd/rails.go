@@ -156,8 +156,12 @@ func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool, outcomes railOutcomes
 		return byRail, p
 	}
 	// Recipients' LNURLs are user input: only public addresses are reached,
-	// checked at connect time as webhooks are.
+	// checked at connect time as webhooks are, unless the operator's
+	// recipients are inside its own network.
 	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: webhooks.DialPublicOnly}
+	if cfg.LNURLAllowPrivate {
+		dialer.Control = nil
+	}
 	lnurl := &lightning.LNURLPay{Client: &http.Client{Transport: &http.Transport{
 		Proxy: nil, DialContext: dialer.DialContext, ForceAttemptHTTP2: true}}}
 	fees := payout.FeeLimit{Sats: cfg.LNMaxFeeSats, PPM: cfg.LNMaxFeePPM}

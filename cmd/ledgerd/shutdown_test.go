@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // TestGracefulShutdown cancels serve's context while a request is half
@@ -73,16 +71,7 @@ func TestGracefulShutdown(t *testing.T) {
 // listens, serves there, and returns nil when its context ends.
 func TestRun(t *testing.T) {
 	t.Parallel()
-	stream := testenv.NewStream(t)
-	env := map[string]string{
-		"DATABASE_URL":               testenv.NewDatabase(t),
-		"NATS_URL":                   testenv.NATSURL(),
-		"LEDGER_NATS_STREAM":         stream.Name,
-		"LEDGER_NATS_SUBJECT_PREFIX": stream.SubjectPrefix,
-		"LEDGER_ADDR":                "127.0.0.1:0",
-		"LEDGER_DB_MAX_CONNS":        "4",
-		"LEDGER_DATA_DIR":            t.TempDir(), // the sandbox's master key
-	}
+	env, _ := serverVars(t, map[string]string{"LEDGER_MASTER_KEY_FILE": "", "LEDGER_DATA_DIR": t.TempDir()}) // the sandbox's master key
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr lockedBuffer

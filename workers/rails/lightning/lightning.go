@@ -17,15 +17,19 @@ type InvoiceRequest struct {
 	AmountSats  int64
 	Description string
 	CreatedAt   time.Time
-	Expiry      time.Duration
+	Expiry      time.Duration // the payment's validity: whole seconds, as BOLT #11 states it
 }
+
+// MaxInvoiceExpiry is the longest expiry lnd gives an invoice (its
+// AddInvoice refuses more than a year).
+const MaxInvoiceExpiry = 365 * 24 * time.Hour
 
 // Invoice is the node's answer: what the payer pays and how we recognise it.
 type Invoice struct {
 	PaymentRequest string // BOLT #11, lower case
 	PaymentHash    string // lowercase hex; settles the deposit when paid
 	AmountSats     int64
-	ExpiresAt      time.Time
+	ExpiresAt      time.Time // as the invoice states it: its timestamp plus its expiry
 }
 
 // Node creates invoices. Implementations must be idempotent per PaymentID:

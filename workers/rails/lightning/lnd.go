@@ -96,8 +96,8 @@ func (n *LND) CreateInvoice(ctx context.Context, r InvoiceRequest) (Invoice, err
 	if r.AmountSats <= 0 || r.AmountSats > maxSats {
 		return Invoice{}, reject(op, "amount %d sats out of range", r.AmountSats)
 	}
-	if r.Expiry < time.Second {
-		return Invoice{}, reject(op, "expiry under a second")
+	if r.Expiry < time.Second || r.Expiry%time.Second != 0 || r.Expiry > MaxInvoiceExpiry {
+		return Invoice{}, reject(op, "expiry %v is not whole seconds from 1s to %v", r.Expiry, MaxInvoiceExpiry)
 	}
 	preimage := n.preimage(r.PaymentID)
 	hash := sha256.Sum256(preimage[:])
@@ -133,11 +133,14 @@ func (n *LND) CreateInvoice(ctx context.Context, r InvoiceRequest) (Invoice, err
 	if err != nil {
 		return Invoice{}, fmt.Errorf("%s: lnd answered an invalid invoice: %w", op, err)
 	}
+	if terms.Expiry != r.Expiry { // the payment would expire at another time than its invoice
+		return Invoice{}, fmt.Errorf("%s: lnd answered an invoice expiring %v after its timestamp, asked %v", op, terms.Expiry, r.Expiry)
+	}
 	return Invoice{
 		PaymentRequest: strings.ToLower(added.PaymentRequest),
 		PaymentHash:    hex.EncodeToString(hash[:]),
 		AmountSats:     r.AmountSats,
-		ExpiresAt:      terms.Timestamp.Add(r.Expiry.Truncate(time.Second)),
+		ExpiresAt:      terms.ExpiresAt(),
 	}, nil
 }
 

@@ -325,6 +325,22 @@ func TestLNDCreateInvoiceFails(t *testing.T) {
 		{name: "existing invoice canceled", setup: existing("CANCELED", 21_000), want: "was canceled", rejected: true},
 		{name: "zero amount", edit: func(r *InvoiceRequest) { r.AmountSats = 0 }, want: "out of range", rejected: true},
 		{name: "expiry under a second", edit: func(r *InvoiceRequest) { r.Expiry = time.Millisecond }, want: "expiry", rejected: true},
+		// BOLT #11 states whole seconds: the invoice would end before its payment.
+		{name: "expiry not whole seconds", edit: func(r *InvoiceRequest) { r.Expiry = 1500 * time.Millisecond }, want: "expiry 1.5s", rejected: true},
+		{name: "expiry beyond lnd's year", edit: func(r *InvoiceRequest) { r.Expiry = MaxInvoiceExpiry + time.Second }, want: "expiry", rejected: true},
+		{name: "answer with another expiry", f: &fakeLND{intercept: func(w http.ResponseWriter, r *http.Request) bool {
+			var req struct {
+				RPreimage []byte `json:"r_preimage"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			b := Bolt11{Network: Regtest, AmountMsat: 21_000_000, Timestamp: specTime, PaymentHash: sha256.Sum256(req.RPreimage), Expiry: time.Hour}
+			pr, err := Encode(b, specKey(t))
+			if err != nil {
+				t.Error(err)
+			}
+			writeTestJSON(w, http.StatusOK, map[string]any{"r_hash": b.PaymentHash[:], "payment_request": pr})
+			return true
+		}}, want: "expiring 1h0m0s after its timestamp, asked 15m0s"},
 		{name: "invalid argument", f: &fakeLND{intercept: answer(http.StatusBadRequest, "memo too large")}, want: "memo too large", rejected: true},
 		{name: "5xx is retryable", f: &fakeLND{intercept: answer(http.StatusServiceUnavailable, "server is still starting")},
 			want: "lnd answered 503: server is still starting"},

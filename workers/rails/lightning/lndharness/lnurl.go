@@ -21,8 +21,21 @@ const PayeeMetadata = `[["text/plain","Pay the peer"],["text/identifier","peer@e
 // and returns its bech32 LNURL.
 func (node *Node) LNURLPayee() string {
 	node.t.Helper()
+	_, lnurl := node.serveLNURLPay(false, func(msat uint64, descHash string) ([]byte, error) {
+		return node.tryLncli("addinvoice", "--amt_msat", strconv.FormatUint(msat, 10),
+			"--description_hash", descHash, "--expiry", "600")
+	})
+	return lnurl
+}
+
+// serveLNURLPay starts, for the test's lifetime, an LNURL-pay service
+// (LUD-06; over https when useTLS) whose callback answers with the
+// invoice addInvoice makes, given the amount and the metadata's hash
+// (hex), as lncli prints it. It returns the server and its bech32 LNURL.
+func (node *Node) serveLNURLPay(useTLS bool, addInvoice func(msat uint64, descHash string) ([]byte, error)) (*httptest.Server, string) {
+	node.t.Helper()
 	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/lnurlp/peer":
@@ -35,8 +48,7 @@ func (node *Node) LNURLPayee() string {
 				return
 			}
 			desc := sha256.Sum256([]byte(PayeeMetadata))
-			out, err := node.tryLncli("addinvoice", "--amt_msat", strconv.FormatUint(msat, 10),
-				"--description_hash", hex.EncodeToString(desc[:]), "--expiry", "600")
+			out, err := addInvoice(msat, hex.EncodeToString(desc[:]))
 			var inv struct {
 				PaymentRequest string `json:"payment_request"`
 			}
@@ -52,8 +64,13 @@ func (node *Node) LNURLPayee() string {
 			http.NotFound(w, r)
 		}
 	}))
+	if useTLS {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	node.t.Cleanup(srv.Close)
-	return domain.EncodeBech32("lnurl", bytesToWords([]byte(srv.URL+"/lnurlp/peer")))
+	return srv, domain.EncodeBech32("lnurl", bytesToWords([]byte(srv.URL+"/lnurlp/peer")))
 }
 
 // bytesToWords regroups bytes into 5-bit words, padding the last (BIP-173).

@@ -109,9 +109,18 @@ func (n *Node) LND(preimageKey []byte) *lightning.LND {
 	return c
 }
 
+// expireIfDue cancels an open invoice whose expiry has passed, as lnd's
+// invoice expiry watcher does: from then on it reads CANCELED and cannot
+// be paid. n.mu is held.
+func (inv *invoice) expireIfDue() {
+	if inv.state == "OPEN" && !time.Now().Before(inv.created.Add(time.Duration(inv.expiry)*time.Second)) {
+		inv.state = "CANCELED"
+	}
+}
+
 // Settle pays the deposit invoice with paymentHash (hex) in full at at, as
-// a payer's wallet would. A canceled invoice cannot be paid: Settle
-// reports false and changes nothing.
+// a payer's wallet would. A canceled invoice, or one past its expiry,
+// cannot be paid: Settle reports false and changes nothing.
 func (n *Node) Settle(paymentHash string, at time.Time) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -119,6 +128,7 @@ func (n *Node) Settle(paymentHash string, at time.Time) bool {
 	if inv == nil {
 		n.t.Fatalf("lndtest: no invoice %s to settle", paymentHash)
 	}
+	inv.expireIfDue()
 	if inv.state == "CANCELED" {
 		return false
 	}
@@ -146,6 +156,7 @@ func (n *Node) InvoiceState(paymentHash string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if inv := n.invoices[mustHash(n.t, paymentHash)]; inv != nil {
+		inv.expireIfDue()
 		return inv.state
 	}
 	return ""
@@ -271,6 +282,7 @@ func (n *Node) lookupInvoice(w http.ResponseWriter, r *http.Request) {
 	inv, broken := n.invoices[hash], n.broken[hash]
 	var body map[string]any
 	if inv != nil {
+		inv.expireIfDue()
 		body = map[string]any{"r_hash": hash[:], "payment_request": inv.pr, "value": strconv.FormatInt(inv.value, 10),
 			"creation_date": strconv.FormatInt(inv.created.Unix(), 10), "expiry": strconv.FormatInt(inv.expiry, 10),
 			"state": inv.state, "amt_paid_sat": strconv.FormatInt(inv.paid, 10), "settle_date": "0"}
@@ -305,6 +317,9 @@ func (n *Node) cancelInvoice(w http.ResponseWriter, r *http.Request) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	inv := n.invoices[[32]byte(req.PaymentHash)]
+	if inv != nil {
+		inv.expireIfDue()
+	}
 	if inv != nil && inv.state != "SETTLED" && inv.state != "CANCELED" && n.settleOnCancel {
 		n.settleOnCancel = false
 		inv.state, inv.paid, inv.settledAt = "SETTLED", inv.value, time.Now()
