@@ -150,7 +150,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	var sandboxBooks httpapi.SandboxPayouts
 	if sandbox {
 		s := payout.NewSandbox(a.pool, cfg.SandboxPayoutDelay)
-		rail, sandboxBooks = s, sandboxPayouts{s}
+		rail, sandboxBooks, rails.SandboxDeposits = s, sandboxPayouts{s}, s
 	}
 	ledger := usecase.New(usecase.Config{Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
 		InsecureWebhooks: sandbox, DocumentQuota: cfg.TenantDocumentQuota, PrivateWebhooks: cfg.WebhookAllowPrivate, SealSecret: sealer.Seal,
