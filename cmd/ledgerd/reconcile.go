@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ledger/ledger/cmd/internal/reconsources"
+	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/workers/reconcile"
+)
+
+// reconcilePoll is how often a scheduled instance looks for a window due:
+// the run starts within a minute of LEDGER_RECONCILE_AT.
+const reconcilePoll = time.Minute
+
+// newReconcileSchedule is the daily reconciliation of every rail with a
+// statement source (LEDGER_RECONCILE_AT); nil when it is not set.
+func newReconcileSchedule(cfg config, pool *pgxpool.Pool, breaks reconcile.Breaks, log *slog.Logger) (*reconcile.Schedule, error) {
+	if !cfg.Reconcile {
+		return nil, nil
+	}
+	sources, err := reconsources.Sources(cfg.Mode, cfg.getenv, pool)
+	if err != nil {
+		return nil, err
+	}
+	rails := make([]string, 0, len(sources))
+	for rail := range sources {
+		rails = append(rails, rail)
+	}
+	sort.Strings(rails)
+	return &reconcile.Schedule{At: cfg.ReconcileAt, Rails: rails, Pool: pool, Now: time.Now, Poll: reconcilePoll, Log: log,
+		Reconciler: &reconcile.Reconciler{Sources: sources, Ledger: reconcile.NewLedger(pool), Breaks: breaks, Now: time.Now}}, nil
+}
+
+// breakMetrics reports the open reconciliation breaks per rail, and the
+// age of the oldest, read from the breaks' read model at each scrape.
+type breakMetrics struct {
+	reader      *projections.Reader
+	now         func() time.Time
+	open, age   *prometheus.Desc
+	scrapeError *prometheus.Desc
+}
+
+func newBreakMetrics(reader *projections.Reader) *breakMetrics {
+	return &breakMetrics{reader: reader, now: time.Now,
+		open: prometheus.NewDesc("ledger_reconciliation_open_breaks", "Reconciliation breaks no operator has resolved yet, per rail.",
+			[]string{"rail"}, nil),
+		age: prometheus.NewDesc("ledger_reconciliation_oldest_open_break_seconds",
+			"How long ago the oldest open reconciliation break of a rail was found.", []string{"rail"}, nil),
+		scrapeError: prometheus.NewDesc("ledger_reconciliation_breaks_scrape_error",
+			"1 when the open breaks could not be read at this scrape.", nil, nil)}
+}
+
+func (m *breakMetrics) Describe(ch chan<- *prometheus.Desc) {
+	ch <- m.open
+	ch <- m.age
+	ch <- m.scrapeError
+}
+
+// Collect reads the open breaks; a scrape waits for it at most a few
+// seconds, and a failed read says so rather than reporting none.
+func (m *breakMetrics) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	open, err := m.reader.OpenBreaksByRail(ctx)
+	failed := 0.0
+	if err != nil {
+		failed = 1
+	}
+	ch <- prometheus.MustNewConstMetric(m.scrapeError, prometheus.GaugeValue, failed)
+	for _, o := range open {
+		ch <- prometheus.MustNewConstMetric(m.open, prometheus.GaugeValue, float64(o.Count), o.Rail)
+		ch <- prometheus.MustNewConstMetric(m.age, prometheus.GaugeValue, m.now().Sub(o.Oldest).Seconds(), o.Rail)
+	}
+}

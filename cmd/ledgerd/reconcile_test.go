@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ledger/ledger/workers/reconcile"
+)
+
+// reconcileReport is what ledgerctl reconcile prints.
+type reconcileReport struct {
+	Rail         string         `json:"rail"`
+	Matched      int            `json:"matched"`
+	BreaksByKind map[string]int `json:"breaksByKind"`
+	NewBreaks    int            `json:"newBreaks"`
+	Breaks       []struct {
+		ID, Kind, Ref, Status string
+		New                   bool
+	} `json:"breaks"`
+}
+
+// found lists a report's breaks as "kind ref status new".
+func (r reconcileReport) found() []string {
+	var out []string
+	for _, b := range r.Breaks {
+		out = append(out, fmt.Sprintf("%s %s %s %t", b.Kind, b.Ref, b.Status, b.New))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestReconcileSandbox reconciles the sandbox rail's books with the
+// ledger through ledgerctl: a clean day has no break; a payout made by
+// hand at the provider, a deposit the provider has no record of, a payout
+// a cent off and one the provider says failed are one break each, found
+// again (not recorded again) by a second run; a break an operator resolved
+// is recorded with the operator and stays resolved when the window is run
+// again; the metrics count the open ones.
+func TestReconcileSandbox(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, nil)
+	from := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	failing := mustStatus(t, p.s.call(t, http.MethodPost, "/merchants", p.tok,
+		`{"name":"Bounce","country":"SouthAfrica","bankName":"Nedbank","accountNumber":"4000000000"}`), http.StatusCreated)["id"].(string)
+	var paid []string
+	for i, merchant := range []string{p.za, p.za, p.za, p.btc, failing} {
+		body := fmt.Sprintf(`{"merchantId":%q,"amount":%d,"reference":"r%d"}`, merchant, 1500+i, i)
+		if merchant == p.btc { // paid by bank transfer, paid out by Lightning
+			body = fmt.Sprintf(`{"merchantId":%q,"amount":50000,"fromCountry":"UK"}`, merchant)
+		}
+		id := p.pay(t, p.tok, body)["id"].(string)
+		mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
+		want := "success"
+		if merchant == failing {
+			want = "failed"
+		}
+		p.waitFor(t, id, 20*time.Second, statusIs(want))
+		paid = append(paid, id)
+	}
+	to := time.Now().UTC().Add(time.Minute).Truncate(time.Second)
+	run := func(rail string) reconcileReport {
+		t.Helper()
+		var rep reconcileReport
+		mustDecode(t, p.s.ledgerctl(t, "reconcile", "--rail", rail, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339)), &rep)
+		return rep
+	}
+
+	if rep := run("LIGHTNING"); rep.Matched != 5 || len(rep.Breaks) != 0 {
+		// Four sandbox deposits in sats, and the Lightning merchant's payout.
+		t.Fatalf("a clean day on LIGHTNING: got %d matched, breaks %v; want 5 and none", rep.Matched, rep.found())
+	}
+	if rep := run("BANK_TRANSFER"); rep.Matched != 1 || len(rep.Breaks) != 0 {
+		t.Fatalf("a clean day on BANK_TRANSFER: got %d matched, breaks %v; want 1 and none", rep.Matched, rep.found())
+	}
+	if rep := run("BANK"); rep.Matched != 4 || len(rep.Breaks) != 0 || rep.BreaksByKind["provider_only"] != 0 {
+		t.Fatalf("a clean day on BANK: got %d matched, breaks %v; want 4 and none", rep.Matched, rep.found())
+	}
+
+	byHand, deleted, centOff, failedThere := "by-hand-"+paid[0][:8], "", paid[1], paid[2]
+	p.s.queryRow(t, `INSERT INTO sandbox_payouts (id, payment_id, idempotency_key, rail, amount, currency, destination, status, reason, created_at)
+		VALUES (gen_random_uuid(), gen_random_uuid(), $1, 'BANK', 250, 'ZAR', '1234567890', 'completed', '', $2) RETURNING ''`,
+		[]any{byHand, from.Add(time.Second)}, new(string))
+	p.s.queryRow(t, `DELETE FROM sandbox_deposits WHERE payment_id = $1 RETURNING id::text`, []any{paid[0]}, &deleted)
+	p.s.queryRow(t, `UPDATE sandbox_payouts SET amount = amount + 0.01 WHERE payment_id = $1 RETURNING ''`, []any{centOff}, new(string))
+	p.s.queryRow(t, `UPDATE sandbox_payouts SET status = 'failed' WHERE payment_id = $1 RETURNING ''`, []any{failedThere}, new(string))
+
+	bank, lightning := run("BANK"), run("LIGHTNING")
+	wantBank := []string{"amount_differs " + centOff + " open true", "provider_only " + byHand + " open true",
+		"status_differs " + failedThere + " open true"}
+	if got := bank.found(); !slices.Equal(got, wantBank) || bank.NewBreaks != 3 || bank.Matched != 2 {
+		t.Errorf("BANK after the changes: got %d matched, %d new, %v; want 2, 3, %v", bank.Matched, bank.NewBreaks, got, wantBank)
+	}
+	wantLightning := []string{"ledger_only " + deleted + " open true"}
+	if got := lightning.found(); !slices.Equal(got, wantLightning) || lightning.Matched != 4 {
+		t.Errorf("LIGHTNING after the deletion: got %d matched, %v; want 4, %v", lightning.Matched, got, wantLightning)
+	}
+	events := p.s.countEvents(t)
+	again := run("BANK")
+	if again.NewBreaks != 0 || len(again.Breaks) != 3 || p.s.countEvents(t) != events {
+		t.Errorf("the same window again: got %d new of %v, %d events after %d; want none new, the same three, no event",
+			again.NewBreaks, again.found(), p.s.countEvents(t), events)
+	}
+
+	var resolved struct{ ID, Status, Reason, ResolvedBy string }
+	byHandID := bank.Breaks[slices.IndexFunc(bank.Breaks, func(b struct {
+		ID, Kind, Ref, Status string
+		New                   bool
+	}) bool {
+		return b.Ref == byHand
+	})].ID
+	if _, stderr, err := p.s.tryLedgerctl(t, "reconcile", "resolve", byHandID, "--reason", " ", "--by", "ann"); err == nil ||
+		!strings.Contains(string(stderr), "reason") || p.s.countEvents(t) != events {
+		t.Errorf("resolve without a reason: got %v, %s; want refused, nothing recorded", err, stderr)
+	}
+	mustDecode(t, p.s.ledgerctl(t, "reconcile", "resolve", byHandID, "--reason", "paid by hand at the bank; booked on ticket 42",
+		"--by", "ann"), &resolved)
+	if resolved.Status != "resolved" || resolved.ResolvedBy != "operator:ann" || !strings.Contains(resolved.Reason, "ticket 42") {
+		t.Errorf("resolve: got %+v, want resolved by operator:ann with the reason", resolved)
+	}
+	var actor string
+	p.s.queryRow(t, `SELECT metadata->>'actor' FROM events WHERE type = 'reconciliation.break_resolved' AND stream_id = $1`,
+		[]any{byHandID}, &actor)
+	if actor != "operator:ann" {
+		t.Errorf("break_resolved actor: got %q, want operator:ann", actor)
+	}
+	if _, _, err := p.s.tryLedgerctl(t, "reconcile", "resolve", byHandID, "--reason", "again", "--by", "bo"); err == nil {
+		t.Error("resolving a resolved break: got no error")
+	}
+	rerun := run("BANK")
+	if got := rerun.found(); !slices.Contains(got, "provider_only "+byHand+" resolved false") || rerun.NewBreaks != 0 {
+		t.Errorf("after the resolution: got %v, want the break found again, still resolved, none new", got)
+	}
+	var open []struct{ ID, Kind, Rail, Status string }
+	mustDecode(t, p.s.ledgerctl(t, "reconcile", "breaks", "--open"), &open)
+	if len(open) != 3 || slices.ContainsFunc(open, func(b struct{ ID, Kind, Rail, Status string }) bool { return b.ID == byHandID }) {
+		t.Errorf("open breaks: got %v, want the three unresolved", open)
+	}
+	metrics := string(p.s.get(t, "/metrics").Body)
+	for _, want := range []string{`ledger_reconciliation_open_breaks{rail="BANK"} 2`, `ledger_reconciliation_open_breaks{rail="LIGHTNING"} 1`,
+		`ledger_reconciliation_oldest_open_break_seconds{rail="BANK"}`, `ledger_reconciliation_breaks_scrape_error 0`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics: no %s", want)
+		}
+	}
+}
+
+// TestReconcileScheduleRunsOnce: two ledgerd instances' schedules due at
+// the same moment on one database run each rail's window once between
+// them, and run it again neither later nor in another process.
+func TestReconcileScheduleRunsOnce(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"LEDGER_RECONCILE_AT": "00:00"})
+	other := startServer(t, map[string]string{"LEDGER_RECONCILE_AT": "00:00", "DATABASE_URL": s.DatabaseURL,
+		"LEDGER_NATS_STREAM": s.Stream.Name, "LEDGER_NATS_SUBJECT_PREFIX": s.Stream.SubjectPrefix})
+	if s.app.reconcile == nil || other.app.reconcile == nil {
+		t.Fatal("LEDGER_RECONCILE_AT is set and no schedule was made")
+	}
+	// Tomorrow, half past midnight: today is due. (Each server's own
+	// schedule runs yesterday's window at start, with the real clock.)
+	due := time.Now().UTC().Truncate(24 * time.Hour).Add(24*time.Hour + 30*time.Minute)
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		reports []reconcile.Report
+	)
+	for _, sched := range []*reconcile.Schedule{s.app.reconcile, other.app.reconcile, s.app.reconcile} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := sched.Due(context.Background(), due)
+			if err != nil {
+				t.Errorf("due: %v", err)
+			}
+			mu.Lock()
+			reports = append(reports, got...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	var rails []string
+	for _, r := range reports {
+		rails = append(rails, r.Rail)
+	}
+	slices.Sort(rails)
+	if want := s.app.reconcile.Rails; !slices.Equal(rails, want) {
+		t.Errorf("runs: got %v, want each of %v once", rails, want)
+	}
+	var runs, finished int
+	s.queryRow(t, `SELECT count(*), count(finished_at) FROM reconciliation_runs WHERE window_from = $1`,
+		[]any{due.Truncate(24 * time.Hour).Add(-24 * time.Hour)}, &runs, &finished)
+	if runs != len(s.app.reconcile.Rails) || finished != runs {
+		t.Errorf("runs recorded: got %d (%d finished), want %d finished", runs, finished, len(s.app.reconcile.Rails))
+	}
+	if later, err := other.app.reconcile.Due(context.Background(), due.Add(time.Hour)); err != nil || len(later) != 0 {
+		t.Errorf("an hour later: got %d runs, %v; want none", len(later), err)
+	}
+	late := *other.app.reconcile
+	late.At = 2 * time.Hour
+	if early, err := late.Due(context.Background(), due.Add(24*time.Hour)); err != nil || len(early) != 0 {
+		t.Errorf("before the time of day: got %d runs, %v; want none", len(early), err)
+	}
+}
