@@ -6,25 +6,24 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
-	"github.com/ledger/ledger/cmd/internal/reconsources"
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
-	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/reconcile"
 )
 
-// reconcileRun reconciles one rail over a window: its provider's records
-// and balances against the ledger's, printed as a JSON report; every
-// difference is recorded as a break (once, however often the window is
-// run again).
+// reconcileRun asks ledgerd (which holds the providers' clients) to
+// reconcile one rail over a window, waits for its report and prints it as
+// JSON: the provider's records and balances against the ledger's, every
+// difference recorded as a break (once, however often the window is run).
 func reconcileRun(ctx context.Context, db *database, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
-	rail := fs.String("rail", "", "the ledger's rail: "+strings.Join(reconsources.Rails, ", "))
+	rail := fs.String("rail", "", "the ledger's rail: LIGHTNING, BANK_TRANSFER, MOMO, USDT or BANK")
 	from := fs.String("from", "", "the window's start, RFC 3339 (2026-11-28T00:00:00Z)")
 	to := fs.String("to", "", "the window's end, RFC 3339, excluded")
+	wait := fs.Duration("wait", 10*time.Minute, "how long to wait for a ledgerd to run it")
+	by := fs.String("by", db.getenv("USER"), "the operator's name, recorded on the breaks found")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -36,22 +35,26 @@ func reconcileRun(ctx context.Context, db *database, args []string, stdout io.Wr
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
-	if *rail == "" {
-		return errors.New("usage: ledgerctl reconcile --rail RAIL --from T1 --to T2")
+	if *rail == "" || !start.Before(end) {
+		return errors.New("usage: ledgerctl reconcile --rail RAIL --from T1 --to T2 (T1 before T2)")
+	}
+	actor, err := operatorName(*by)
+	if err != nil {
+		return err
 	}
 	if err := db.open(ctx); err != nil {
 		return err
 	}
-	// The sandbox rail's books are ledgerd's schema; ledgerctl may run first.
-	if err := eventstore.Migrate(ctx, db.pool, eventstore.MigrationSet{Component: "sandbox-payouts", FS: payout.Migrations}); err != nil {
+	if err := eventstore.Migrate(ctx, db.pool, eventstore.MigrationSet{Component: "reconciliation", FS: reconcile.Migrations}); err != nil {
 		return err
 	}
-	sources, err := reconsources.Sources(db.getenv("LEDGER_MODE"), db.getenv, db.pool)
+	id, err := reconcile.Ask(ctx, db.pool, *rail, start, end, actor)
 	if err != nil {
 		return err
 	}
-	r := reconcile.Reconciler{Sources: sources, Ledger: reconcile.NewLedger(db.pool), Breaks: db.ledger, Now: time.Now}
-	rep, err := r.Run(ctx, *rail, start, end, operator)
+	waitCtx, cancel := context.WithTimeout(ctx, *wait)
+	defer cancel()
+	rep, err := reconcile.Await(waitCtx, db.pool, id, 100*time.Millisecond)
 	if err != nil {
 		return err
 	}

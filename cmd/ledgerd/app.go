@@ -67,6 +67,7 @@ type app struct {
 	handler   http.Handler // the API, with the partner dashboard under /dashboard
 	workers   *workers.Workers
 	metrics   *metricsServer      // nil unless LEDGER_METRICS_ADDR is set
+	requests  *reconcile.Requests // the reconciliations operators ask for
 	reconcile *reconcile.Schedule // nil unless LEDGER_RECONCILE_AT is set
 }
 
@@ -178,9 +179,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 			Users: ledger, Merchants: ledger, Payments: ledger, Sandbox: sandboxBooks, Ledger: reader, Events: a.store, Documents: ledger, Ready: a.ready,
 			Rails: railsReady(providers), Banks: rails.Banks, Unavailable: eventstore.Unavailable, Registry: reg})
 	reg.MustRegister(newBreakMetrics(reader))
-	if a.reconcile, err = newReconcileSchedule(cfg, a.pool, ledger, log); err != nil {
-		return nil, err
-	}
+	a.requests, a.reconcile = newReconciliation(cfg, rails.statementSources(cfg, a.pool), a.pool, ledger, log)
 	if cfg.MetricsAddr != "" {
 		if a.metrics, err = listenMetrics(cfg.MetricsAddr, reg, log); err != nil {
 			return nil, err
@@ -304,8 +303,9 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 		go a.metrics.serve(errs)
 	}
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{}, 4)
+	done := make(chan struct{}, 5)
 	go func() { a.relay.Run(background); done <- struct{}{} }()
+	go func() { a.requests.Serve(background); done <- struct{}{} }()
 	go func() {
 		if a.reconcile != nil {
 			a.reconcile.Run(background)
@@ -335,7 +335,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 		_ = a.metrics.srv.Shutdown(shutdownCtx) // a scrape cut short is taken again
 	}
 	stopBackground()
-	for range 4 {
+	for range 5 {
 		<-done
 	}
 	a.log.Info("stopped")

@@ -9,8 +9,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ledger/ledger/cmd/internal/reconsources"
+	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/workers/rails/payout"
+	"github.com/ledger/ledger/workers/rails/statement"
 	"github.com/ledger/ledger/workers/reconcile"
 )
 
@@ -18,23 +20,47 @@ import (
 // the run starts within a minute of LEDGER_RECONCILE_AT.
 const reconcilePoll = time.Minute
 
-// newReconcileSchedule is the daily reconciliation of every rail with a
-// statement source (LEDGER_RECONCILE_AT); nil when it is not set.
-func newReconcileSchedule(cfg config, pool *pgxpool.Pool, breaks reconcile.Breaks, log *slog.Logger) (*reconcile.Schedule, error) {
-	if !cfg.Reconcile {
-		return nil, nil
+// requestPoll is how often an instance looks for the reconciliations
+// operators asked for (ledgerctl reconcile waits about that long extra).
+const requestPoll = time.Second
+
+// reconcileRails are the ledger's rail names a statement source may serve.
+var reconcileRails = []string{domain.FundingLightning, domain.FundingBankTransfer, domain.FundingMomo, domain.FundingUSDT, domain.PayoutBank}
+
+// statementSources are the statement source of each rail reconciliation
+// reads, by the ledger's rail name: in sandbox mode the sandbox rail's
+// books serve every rail; in production each provider configured serves
+// its own rail, built from the clients the rails use, one line each
+// (docs/reconciliation.md lists them).
+func (r *rails) statementSources(cfg config, pool *pgxpool.Pool) map[string]statement.Source {
+	sources := map[string]statement.Source{}
+	if cfg.Mode == "sandbox" {
+		books := payout.NewSandbox(pool, 0)
+		for _, rail := range reconcileRails {
+			sources[rail] = books
+		}
 	}
-	sources, err := reconsources.Sources(cfg.Mode, cfg.getenv, pool)
-	if err != nil {
-		return nil, err
+	return sources
+}
+
+// newReconciliation is the reconciliation ledgerd runs: the requests
+// operators queue (ledgerctl reconcile), which every instance serves, and
+// the daily schedule of every rail with a source (LEDGER_RECONCILE_AT;
+// nil when it is not set).
+func newReconciliation(cfg config, sources map[string]statement.Source, pool *pgxpool.Pool, breaks reconcile.Breaks,
+	log *slog.Logger) (*reconcile.Requests, *reconcile.Schedule) {
+	r := &reconcile.Reconciler{Sources: sources, Ledger: reconcile.NewLedger(pool), Breaks: breaks, Now: time.Now}
+	requests := &reconcile.Requests{Reconciler: r, Pool: pool, Poll: requestPoll, Log: log}
+	if !cfg.Reconcile {
+		return requests, nil
 	}
 	rails := make([]string, 0, len(sources))
 	for rail := range sources {
 		rails = append(rails, rail)
 	}
 	sort.Strings(rails)
-	return &reconcile.Schedule{At: cfg.ReconcileAt, Rails: rails, Pool: pool, Now: time.Now, Poll: reconcilePoll, Log: log,
-		Reconciler: &reconcile.Reconciler{Sources: sources, Ledger: reconcile.NewLedger(pool), Breaks: breaks, Now: time.Now}}, nil
+	return requests, &reconcile.Schedule{At: cfg.ReconcileAt, Rails: rails, Pool: pool, Now: time.Now, Poll: reconcilePoll, Log: log,
+		Reconciler: r}
 }
 
 // breakMetrics reports the open reconciliation breaks per rail, and the

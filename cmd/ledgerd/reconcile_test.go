@@ -67,7 +67,8 @@ func TestReconcileSandbox(t *testing.T) {
 	run := func(rail string) reconcileReport {
 		t.Helper()
 		var rep reconcileReport
-		mustDecode(t, p.s.ledgerctl(t, "reconcile", "--rail", rail, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339)), &rep)
+		mustDecode(t, p.s.ledgerctl(t, "reconcile", "--rail", rail, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
+			"--by", "ann"), &rep)
 		return rep
 	}
 
@@ -100,7 +101,16 @@ func TestReconcileSandbox(t *testing.T) {
 	if got := lightning.found(); !slices.Equal(got, wantLightning) || lightning.Matched != 4 {
 		t.Errorf("LIGHTNING after the deletion: got %d matched, %v; want 4, %v", lightning.Matched, got, wantLightning)
 	}
+	var finder string
+	p.s.queryRow(t, `SELECT metadata->>'actor' FROM events WHERE type = 'reconciliation.break_found' LIMIT 1`, nil, &finder)
+	if finder != "operator:ann" {
+		t.Errorf("break_found actor: got %q, want the operator who ran ledgerctl reconcile", finder)
+	}
 	events := p.s.countEvents(t)
+	if _, stderr, err := p.s.tryLedgerctl(t, "reconcile", "--rail", "CARRIER_PIGEON", "--from", from.Format(time.RFC3339),
+		"--to", to.Format(time.RFC3339), "--by", "ann"); err == nil || !strings.Contains(string(stderr), "no statement source") {
+		t.Errorf("a rail without a source: got %v, %s; want refused", err, stderr)
+	}
 	again := run("BANK")
 	if again.NewBreaks != 0 || len(again.Breaks) != 3 || p.s.countEvents(t) != events {
 		t.Errorf("the same window again: got %d new of %v, %d events after %d; want none new, the same three, no event",

@@ -47,6 +47,16 @@ const staleAfter = time.Hour
 // Run polls for windows due until ctx ends. A run that fails is logged
 // and tried again at the next poll.
 func (s *Schedule) Run(ctx context.Context) {
+	poll(ctx, s.Poll, func() {
+		if _, err := s.Due(ctx, s.Now()); err != nil && ctx.Err() == nil {
+			s.Log.Error("reconciliation: scheduled run", "err", err)
+		}
+	})
+}
+
+// poll calls step at once and then every interval after it returns,
+// until ctx ends.
+func poll(ctx context.Context, interval time.Duration, step func()) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -55,10 +65,8 @@ func (s *Schedule) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if _, err := s.Due(ctx, s.Now()); err != nil && ctx.Err() == nil {
-			s.Log.Error("reconciliation: scheduled run", "err", err)
-		}
-		t.Reset(s.Poll)
+		step()
+		t.Reset(interval)
 	}
 }
 
