@@ -35,7 +35,9 @@ type key struct{ rail, ref string }
 // Match pairs provider records with ledger records by (rail, ref), the id
 // both hold, and compares each pair: direction, amount and currency, then
 // status. A record of a movement that failed is no money moved: alone on
-// its side it is no break. A reference the provider lists twice is
+// its side it is no break; nor is money coming in that the provider still
+// has pending (a transfer short of its confirmations), which the ledger
+// books once it is final. A reference the provider lists twice is
 // compared once; the second listing is a movement the ledger lacks.
 func Match(provider, ledger []statement.Record) Matching {
 	var m Matching
@@ -49,7 +51,7 @@ func Match(provider, ledger []statement.Record) Matching {
 		k := key{p.Rail, p.Ref}
 		l, ok := byRef[k]
 		if !ok || seen[k] {
-			if p.Status != statement.Failed {
+			if p.Status != statement.Failed && (p.Status != statement.Pending || p.Direction != statement.In) {
 				m.Findings = append(m.Findings, Finding{Kind: domain.BreakProviderOnly, Rail: p.Rail, Ref: p.Ref, Provider: p})
 			}
 			continue
