@@ -57,7 +57,7 @@ func commands() []command {
 			"recompute hash chains, replay every stream into shadow tables compared with the read models (webhook deliveries and attempts are not read models), check postings; non-zero exit on any difference",
 			auditVerify},
 		{"dashboard-user add", "dashboard-user add --tenant ID --email EMAIL [--public-url URL]",
-			"let someone into a tenant's dashboard; prints a one-time set-password link", dashboardUserAdd},
+			"let someone into a tenant's dashboard (the operator's, who works reconciliation breaks: --tenant 00000000-0000-0000-0000-000000000001); prints a one-time set-password link", dashboardUserAdd},
 		{"dashboard-user reset", "dashboard-user reset --email EMAIL [--public-url URL]",
 			"a new set-password link for a dashboard user (forgotten password, expired link, after disable)", dashboardUserReset},
 		{"dashboard-user disable", "dashboard-user disable --email EMAIL",

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/workers/reconcile"
 )
 
@@ -150,6 +151,13 @@ func TestReconcileSandbox(t *testing.T) {
 	mustDecode(t, p.s.ledgerctl(t, "reconcile", "breaks", "--open"), &open)
 	if len(open) != 3 || slices.ContainsFunc(open, func(b struct{ ID, Kind, Rail, Status string }) bool { return b.ID == byHandID }) {
 		t.Errorf("open breaks: got %v, want the three unresolved", open)
+	}
+	// The operator's dashboard users, who work the breaks there, are the
+	// operator's books' own.
+	var ops struct{ SetPasswordURL string }
+	mustDecode(t, p.s.ledgerctl(t, "dashboard-user", "add", "--tenant", domain.OperatorBooks.String(), "--email", "ops@operator.example"), &ops)
+	if ops.SetPasswordURL == "" {
+		t.Error("dashboard-user add for the operator's books: no set-password link")
 	}
 	metrics := string(p.s.get(t, "/metrics").Body)
 	for _, want := range []string{`ledger_reconciliation_open_breaks{rail="BANK"} 2`, `ledger_reconciliation_open_breaks{rail="LIGHTNING"} 1`,
