@@ -23,8 +23,8 @@ type ledgerEvent struct {
 }
 
 // ledgerMovementTypes are the event types ledgerRecords reads.
-var ledgerMovementTypes = []string{"payment.deposit_received", "payment.deposited", "payment.transferring", "payment.success",
-	"payment.failed", "payment.payout_reversed", "unmatched_funds.received", "unmatched_funds.assigned"}
+var ledgerMovementTypes = []string{"payment.deposit_received", "payment.deposited", "payment.transferring",
+	"unmatched_funds.received", "unmatched_funds.assigned"}
 
 // ledgerRecords turns the ledger's money events into the records a
 // provider would list (the references are those of the statement
@@ -36,9 +36,10 @@ var ledgerMovementTypes = []string{"payment.deposit_received", "payment.deposite
 //     payment (which moves them out of suspense, deposits them and holds
 //     any excess again) nets to nothing;
 //   - a payout is one record per payment, keyed by its idempotency key
-//     (the payment id), with the amount it pays and its status now:
-//     pending while transferring, failed, success, or reversed when a
-//     success came back.
+//     (the payment id), dated when its intent was recorded (just before
+//     the rail was called: payment.transferring), with the amount it pays
+//     and its status now: pending while transferring, failed, success,
+//     or reversed when a success came back.
 func ledgerRecords(events []ledgerEvent) []statement.Record {
 	type in struct {
 		rec statement.Record
@@ -56,7 +57,6 @@ func ledgerRecords(events []ledgerEvent) []statement.Record {
 		}
 		m.net = m.net.Add(amount)
 	}
-	payouts := map[key]bool{}
 	var out []statement.Record
 	for _, le := range events {
 		switch e := le.Event.(type) {
@@ -74,18 +74,13 @@ func ledgerRecords(events []ledgerEvent) []statement.Record {
 			if u := le.Unmatched; u != nil {
 				addIn(u.Rail, u.Entry.EntryRef, u.Currency, u.Amount.Neg(), e.At)
 			}
-		case domain.PaymentTransferring, domain.PaymentSucceeded, domain.PaymentFailed, domain.PaymentPayoutReversed:
+		case domain.PaymentTransferring:
 			if le.Payment == nil || le.Payment.PayoutMethod == "" {
 				continue
 			}
-			p := le.Payment
-			k := key{p.PayoutMethod, p.ID.String()}
-			if payouts[k] {
-				continue
-			}
-			payouts[k] = true
-			out = append(out, statement.Record{Rail: k.rail, Ref: k.ref, Direction: statement.Out, Amount: p.PayoutAmount,
-				Currency: p.DestinationUnit(), Status: payoutStatus(*p), At: eventTime(le.Event)})
+			p := le.Payment // a payment records its payout intent once
+			out = append(out, statement.Record{Rail: p.PayoutMethod, Ref: p.ID.String(), Direction: statement.Out, Amount: p.PayoutAmount,
+				Currency: p.DestinationUnit(), Status: payoutStatus(*p), At: e.At})
 		}
 	}
 	for _, k := range inOrder {
@@ -146,19 +141,4 @@ func payoutStatus(p domain.Payment) string {
 		return statement.Success
 	}
 	return statement.Pending
-}
-
-// eventTime is when a payout event says it happened.
-func eventTime(e domain.Event) time.Time {
-	switch e := e.(type) {
-	case domain.PaymentTransferring:
-		return e.At
-	case domain.PaymentSucceeded:
-		return e.At
-	case domain.PaymentFailed:
-		return e.At
-	case domain.PaymentPayoutReversed:
-		return e.At
-	}
-	return time.Time{}
 }

@@ -39,9 +39,18 @@ type key struct{ rail, ref string }
 // has pending (a transfer short of its confirmations), which the ledger
 // books once it is final. A reference the provider lists twice is
 // compared once; the second listing is a movement the ledger lacks.
-func Match(provider, ledger []statement.Record) Matching {
+//
+// nearby are the ledger's records of the days around the window: a
+// provider record finds its pair there when the two sides date one
+// movement on either side of the window's edge, or the provider lists a
+// movement again when it changes (a payout reversed days later). Only the
+// window's own ledger records can be missing at the provider.
+func Match(provider, ledger, nearby []statement.Record) Matching {
 	var m Matching
-	byRef := make(map[key]*statement.Record, len(ledger))
+	byRef := make(map[key]*statement.Record, len(ledger)+len(nearby))
+	for i := range nearby {
+		byRef[key{nearby[i].Rail, nearby[i].Ref}] = &nearby[i]
+	}
 	for i := range ledger {
 		byRef[key{ledger[i].Rail, ledger[i].Ref}] = &ledger[i]
 	}

@@ -30,6 +30,7 @@ func TestMatch(t *testing.T) {
 	for _, c := range []struct {
 		name             string
 		provider, ledger []statement.Record
+		nearby           []statement.Record
 		matched          int
 		want             []found
 	}{
@@ -68,12 +69,20 @@ func TestMatch(t *testing.T) {
 			provider: []statement.Record{with(rec("a", "10"), func(r *statement.Record) { r.Rail = "MOMO" })},
 			ledger:   []statement.Record{rec("a", "10")},
 			want:     []found{{domain.BreakLedgerOnly, "a"}, {domain.BreakProviderOnly, "a"}}},
+		{name: "the ledger's side just outside the window", provider: []statement.Record{rec("a", "10")},
+			nearby: []statement.Record{rec("a", "10")}, matched: 1},
+		{name: "reversed at the provider days after the ledger's payout",
+			provider: []statement.Record{with(rec("a", "10"), func(r *statement.Record) { r.Status = statement.Reversed })},
+			nearby:   []statement.Record{rec("a", "10")}, want: []found{{domain.BreakStatusDiffers, "a"}}},
+		{name: "a nearby record the provider does not list is another window's",
+			provider: []statement.Record{rec("a", "10")}, ledger: []statement.Record{rec("a", "10")},
+			nearby: []statement.Record{rec("b", "10")}, matched: 1},
 		{name: "listed twice by the provider", provider: []statement.Record{rec("a", "10"), rec("a", "10")},
 			ledger: []statement.Record{rec("a", "10")}, matched: 1, want: []found{{domain.BreakProviderOnly, "a"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			m := Match(c.provider, c.ledger)
+			m := Match(c.provider, c.ledger, c.nearby)
 			var got []found
 			for _, f := range m.Findings {
 				got = append(got, found{f.Kind, f.Ref})

@@ -62,6 +62,15 @@ type BalanceReport struct {
 	Agrees          bool            `json:"agrees"`
 }
 
+// The ledger's records around a window that a provider's record of the
+// window may pair with (Match's nearby): a movement dated on the other
+// side of midnight by the other side, or a provider that lists a payout
+// again, reversed, up to a week after it was made.
+const (
+	lookBehind = 7 * 24 * time.Hour
+	lookAhead  = 24 * time.Hour
+)
+
 // Run reconciles rail over [from, to): the provider's records against the
 // ledger's, the provider's balances (when its source states them) against
 // the ledger's, every difference recorded as a break (once: a break found
@@ -85,11 +94,19 @@ func (r *Reconciler) Run(ctx context.Context, rail string, from, to time.Time, m
 			provider = append(provider, rec)
 		}
 	}
-	ledger, err := r.Ledger.Records(ctx, rail, from, to)
+	around, err := r.Ledger.Records(ctx, rail, from.Add(-lookBehind), to.Add(lookAhead))
 	if err != nil {
 		return Report{}, err
 	}
-	m := Match(provider, ledger)
+	var ledger, nearby []statement.Record
+	for _, rec := range around {
+		if rec.At.Before(from) || !rec.At.Before(to) {
+			nearby = append(nearby, rec)
+		} else {
+			ledger = append(ledger, rec)
+		}
+	}
+	m := Match(provider, ledger, nearby)
 	rep := Report{Rail: rail, From: from, To: to, ProviderRecords: len(provider), LedgerRecords: len(ledger), Matched: m.Matched,
 		BreaksByKind: map[string]int{}, Breaks: []BreakFound{}, Balances: []BalanceReport{}}
 	for _, k := range domain.BreakKinds {
