@@ -10,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/payout"
+	"github.com/ledger/ledger/workers/rails/statement"
 	"github.com/ledger/ledger/workers/reconcile"
 )
 
@@ -159,6 +163,7 @@ func TestReconcileSandbox(t *testing.T) {
 	if ops.SetPasswordURL == "" {
 		t.Error("dashboard-user add for the operator's books: no set-password link")
 	}
+	p.s.ledgerctl(t, "audit", "verify") // the breaks' read model is their fold
 	metrics := string(p.s.get(t, "/metrics").Body)
 	for _, want := range []string{`ledger_reconciliation_open_breaks{rail="BANK"} 2`, `ledger_reconciliation_open_breaks{rail="LIGHTNING"} 1`,
 		`ledger_reconciliation_oldest_open_break_seconds{rail="BANK"}`, `ledger_reconciliation_breaks_scrape_error 0`} {
@@ -222,5 +227,65 @@ func TestReconcileScheduleRunsOnce(t *testing.T) {
 	late.At = 2 * time.Hour
 	if early, err := late.Due(context.Background(), due.Add(24*time.Hour)); err != nil || len(early) != 0 {
 		t.Errorf("before the time of day: got %d runs, %v; want none", len(early), err)
+	}
+}
+
+// statedBalances is the sandbox's books with a statement of balances, as
+// a camt.053 source would state them.
+type statedBalances struct {
+	statement.Source
+	balances []statement.Balance
+}
+
+func (s statedBalances) Balances(context.Context, time.Time, time.Time) ([]statement.Balance, error) {
+	return s.balances, nil
+}
+
+// TestReconcileBalances: a source's opening and closing balances are
+// compared with the ledger's account of money at the rail at the same
+// times: the same figures are no break, a closing balance one sat off is
+// one balance_differs break, with both sides, recorded once.
+func TestReconcileBalances(t *testing.T) {
+	t.Parallel()
+	p := newPaymentSetup(t, nil)
+	from := time.Now().UTC().Add(-time.Minute)
+	for i := range 2 {
+		id := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":%d,"reference":"b%d"}`, p.za, 900+i, i))["id"].(string)
+		mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
+		p.waitFor(t, id, 20*time.Second, statusIs("success"))
+	}
+	to := time.Now().UTC().Add(time.Minute)
+	var deposited decimal.Decimal
+	p.s.queryRow(t, `SELECT sum(amount) FROM sandbox_deposits WHERE currency = 'sats'`, nil, &deposited)
+	r := *p.s.app.requests.Reconciler
+	run := func(closing decimal.Decimal) reconcile.Report {
+		t.Helper()
+		r.Sources = map[string]statement.Source{"LIGHTNING": statedBalances{Source: payout.NewSandbox(p.s.app.pool, 0),
+			balances: []statement.Balance{{Rail: "LIGHTNING", Account: "node-1", Currency: "sats", Opening: decimal.Zero, Closing: closing,
+				From: from, To: to}}}}
+		rep, err := r.Run(context.Background(), "LIGHTNING", from, to, domain.Metadata{Actor: "operator:test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	// Lightning funded both payments; they were paid out by bank.
+	if rep := run(deposited); len(rep.Breaks) != 0 || len(rep.Balances) != 1 || !rep.Balances[0].Agrees ||
+		!rep.Balances[0].LedgerClosing.Equal(deposited) || !rep.Balances[0].LedgerOpening.IsZero() {
+		t.Fatalf("the ledger's own balances: got %+v, breaks %v; want them agreeing at 0 and %s", rep.Balances, rep.Breaks, deposited)
+	}
+	off := deposited.Add(decimal.NewFromInt(1))
+	rep := run(off)
+	if len(rep.Breaks) != 1 || rep.Breaks[0].Kind != domain.BreakBalanceDiffers || !rep.Breaks[0].New || rep.Balances[0].Agrees {
+		t.Fatalf("a closing balance a sat off: got %+v, breaks %+v; want one new balance_differs", rep.Balances, rep.Breaks)
+	}
+	var provider, ledger string
+	p.s.queryRow(t, `SELECT state->'provider'->>'closing', state->'ledger'->>'closing' FROM reconciliation_breaks WHERE id = $1`,
+		[]any{rep.Breaks[0].ID}, &provider, &ledger)
+	if provider != off.String() || ledger != deposited.String() {
+		t.Errorf("the break's sides: got provider %s, ledger %s; want %s and %s", provider, ledger, off, deposited)
+	}
+	if again := run(off); again.NewBreaks != 0 || len(again.Breaks) != 1 {
+		t.Errorf("the same window again: got %+v, want the break found, not recorded", again.Breaks)
 	}
 }
