@@ -32,40 +32,30 @@ type Matching struct {
 
 type key struct{ rail, ref string }
 
-// Match pairs provider records with ledger records by (rail, ref), the id
-// both hold, and compares each pair: direction, amount and currency, then
-// status. A record of a movement that failed is no money moved: alone on
-// its side it is no break; nor is money coming in that the provider still
-// has pending (a transfer short of its confirmations), which the ledger
-// books once it is final. A reference the provider lists twice is
-// compared once; the second listing is a movement the ledger lacks.
-//
-// nearby are the ledger's records of the days around the window: a
-// provider record finds its pair there when the two sides date one
-// movement on either side of the window's edge, or the provider lists a
-// movement again when it changes (a payout reversed days later). Only the
-// window's own ledger records can be missing at the provider.
-func Match(provider, ledger, nearby []statement.Record) Matching {
+// Side is one side's records: those of the window, and those of the days
+// around it (Nearby), where a record of the window may find its pair when
+// the two sides date one movement on either side of the window's edge (a
+// bank credit booked on one day and imported the next), or a provider
+// lists a movement again when it changes (a payout reversed days later).
+type Side struct {
+	Window, Nearby []statement.Record
+}
+
+// Match pairs the window's records of each side with the other side's, of
+// the window or nearby, by (rail, ref), the id both hold, and compares
+// each pair: direction, amount and currency, then status. A record of a
+// movement that failed is no money moved: alone on its side it is no
+// break; nor is money coming in that the provider still has pending (a
+// transfer short of its confirmations), which the ledger books once it is
+// final. A reference the provider lists twice in the window is compared
+// once; the second listing is a movement the ledger lacks. Two nearby
+// records are another window's business.
+func Match(provider, ledger Side) Matching {
 	var m Matching
-	byRef := make(map[key]*statement.Record, len(ledger)+len(nearby))
-	for i := range nearby {
-		byRef[key{nearby[i].Rail, nearby[i].Ref}] = &nearby[i]
-	}
-	for i := range ledger {
-		byRef[key{ledger[i].Rail, ledger[i].Ref}] = &ledger[i]
-	}
-	seen := make(map[key]bool, len(provider))
-	for i := range provider {
-		p := &provider[i]
-		k := key{p.Rail, p.Ref}
-		l, ok := byRef[k]
-		if !ok || seen[k] {
-			if p.Status != statement.Failed && (p.Status != statement.Pending || p.Direction != statement.In) {
-				m.Findings = append(m.Findings, Finding{Kind: domain.BreakProviderOnly, Rail: p.Rail, Ref: p.Ref, Provider: p})
-			}
-			continue
-		}
-		seen[k] = true
+	ledgerRefs := index(ledger)
+	providerNearby := index(Side{Nearby: provider.Nearby})
+	paired := map[key]bool{}
+	compare := func(p, l *statement.Record) {
 		switch {
 		case p.Direction != l.Direction || p.Currency != l.Currency || !p.Amount.Equal(l.Amount):
 			m.Findings = append(m.Findings, Finding{Kind: domain.BreakAmountDiffers, Rail: p.Rail, Ref: p.Ref, Provider: p, Ledger: l})
@@ -75,9 +65,31 @@ func Match(provider, ledger, nearby []statement.Record) Matching {
 			m.Matched++
 		}
 	}
-	for i := range ledger {
-		l := &ledger[i]
-		if !seen[key{l.Rail, l.Ref}] && l.Status != statement.Failed {
+	for i := range provider.Window {
+		p := &provider.Window[i]
+		k := key{p.Rail, p.Ref}
+		l, ok := ledgerRefs[k]
+		if !ok || paired[k] {
+			if p.Status != statement.Failed && (p.Status != statement.Pending || p.Direction != statement.In) {
+				m.Findings = append(m.Findings, Finding{Kind: domain.BreakProviderOnly, Rail: p.Rail, Ref: p.Ref, Provider: p})
+			}
+			continue
+		}
+		paired[k] = true
+		compare(p, l)
+	}
+	for i := range ledger.Window {
+		l := &ledger.Window[i]
+		k := key{l.Rail, l.Ref}
+		if paired[k] {
+			continue
+		}
+		if p, ok := providerNearby[k]; ok {
+			paired[k] = true
+			compare(p, l)
+			continue
+		}
+		if l.Status != statement.Failed {
 			m.Findings = append(m.Findings, Finding{Kind: domain.BreakLedgerOnly, Rail: l.Rail, Ref: l.Ref, Ledger: l})
 		}
 	}
@@ -85,4 +97,18 @@ func Match(provider, ledger, nearby []statement.Record) Matching {
 		return cmp.Or(cmp.Compare(a.Rail, b.Rail), cmp.Compare(a.Ref, b.Ref), cmp.Compare(a.Kind, b.Kind))
 	})
 	return m
+}
+
+// index is a side's records by (rail, ref): the window's over the nearby
+// ones, and the first of a reference listed twice.
+func index(s Side) map[key]*statement.Record {
+	by := make(map[key]*statement.Record, len(s.Window)+len(s.Nearby))
+	for _, recs := range [][]statement.Record{s.Window, s.Nearby} {
+		for i := range recs {
+			if k := (key{recs[i].Rail, recs[i].Ref}); by[k] == nil {
+				by[k] = &recs[i]
+			}
+		}
+	}
+	return by
 }

@@ -30,7 +30,8 @@ func TestMatch(t *testing.T) {
 	for _, c := range []struct {
 		name             string
 		provider, ledger []statement.Record
-		nearby           []statement.Record
+		nearby           []statement.Record // the ledger's
+		providerNearby   []statement.Record
 		matched          int
 		want             []found
 	}{
@@ -77,12 +78,18 @@ func TestMatch(t *testing.T) {
 		{name: "a nearby record the provider does not list is another window's",
 			provider: []statement.Record{rec("a", "10")}, ledger: []statement.Record{rec("a", "10")},
 			nearby: []statement.Record{rec("b", "10")}, matched: 1},
+		{name: "the provider's side just outside the window", ledger: []statement.Record{rec("a", "10")},
+			providerNearby: []statement.Record{rec("a", "10")}, matched: 1},
+		{name: "a cent off, the provider's side just outside the window", ledger: []statement.Record{rec("a", "10")},
+			providerNearby: []statement.Record{rec("a", "10.01")}, want: []found{{domain.BreakAmountDiffers, "a"}}},
+		{name: "both sides outside the window are another window's",
+			providerNearby: []statement.Record{rec("a", "10")}, nearby: []statement.Record{rec("b", "10")}},
 		{name: "listed twice by the provider", provider: []statement.Record{rec("a", "10"), rec("a", "10")},
 			ledger: []statement.Record{rec("a", "10")}, matched: 1, want: []found{{domain.BreakProviderOnly, "a"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			m := Match(c.provider, c.ledger, c.nearby)
+			m := Match(Side{Window: c.provider, Nearby: c.providerNearby}, Side{Window: c.ledger, Nearby: c.nearby})
 			var got []found
 			for _, f := range m.Findings {
 				got = append(got, found{f.Kind, f.Ref})

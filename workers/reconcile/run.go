@@ -62,10 +62,10 @@ type BalanceReport struct {
 	Agrees          bool            `json:"agrees"`
 }
 
-// The ledger's records around a window that a provider's record of the
-// window may pair with (Match's nearby): a movement dated on the other
-// side of midnight by the other side, or a provider that lists a payout
-// again, reversed, up to a week after it was made.
+// The days around a window whose records a record of the window may pair
+// with (Side.Nearby): a movement the other side dates across midnight, a
+// bank credit imported days after its booking, or a provider that lists a
+// payout again, reversed, up to a week after it was made.
 const (
 	lookBehind = 7 * 24 * time.Hour
 	lookAhead  = 24 * time.Hour
@@ -84,30 +84,25 @@ func (r *Reconciler) Run(ctx context.Context, rail string, from, to time.Time, m
 		return Report{}, domain.Invalidf("window", "--from must be before --to")
 	}
 	from, to = from.UTC(), to.UTC()
-	listed, err := src.Records(ctx, from, to)
+	// Each side's records of the window, and of the days around it where
+	// a record of the window may find its pair.
+	listed, err := src.Records(ctx, from.Add(-lookBehind), to.Add(lookAhead))
 	if err != nil {
 		return Report{}, fmt.Errorf("%s statement: %w", rail, err)
 	}
-	var provider []statement.Record
+	var ofRail []statement.Record
 	for _, rec := range listed {
 		if rec.Rail == rail {
-			provider = append(provider, rec)
+			ofRail = append(ofRail, rec)
 		}
 	}
 	around, err := r.Ledger.Records(ctx, rail, from.Add(-lookBehind), to.Add(lookAhead))
 	if err != nil {
 		return Report{}, err
 	}
-	var ledger, nearby []statement.Record
-	for _, rec := range around {
-		if rec.At.Before(from) || !rec.At.Before(to) {
-			nearby = append(nearby, rec)
-		} else {
-			ledger = append(ledger, rec)
-		}
-	}
-	m := Match(provider, ledger, nearby)
-	rep := Report{Rail: rail, From: from, To: to, ProviderRecords: len(provider), LedgerRecords: len(ledger), Matched: m.Matched,
+	provider, ledger := split(ofRail, from, to), split(around, from, to)
+	m := Match(provider, ledger)
+	rep := Report{Rail: rail, From: from, To: to, ProviderRecords: len(provider.Window), LedgerRecords: len(ledger.Window), Matched: m.Matched,
 		BreaksByKind: map[string]int{}, Breaks: []BreakFound{}, Balances: []BalanceReport{}}
 	for _, k := range domain.BreakKinds {
 		rep.BreaksByKind[k] = 0
@@ -187,4 +182,17 @@ func side(r *statement.Record) *domain.BreakSide {
 	}
 	at := r.At.UTC()
 	return &domain.BreakSide{Direction: r.Direction, Amount: r.Amount, Currency: r.Currency, Status: r.Status, At: &at}
+}
+
+// split parts recs into those of [from, to) and the others.
+func split(recs []statement.Record, from, to time.Time) Side {
+	var s Side
+	for _, r := range recs {
+		if r.At.Before(from) || !r.At.Before(to) {
+			s.Nearby = append(s.Nearby, r)
+		} else {
+			s.Window = append(s.Window, r)
+		}
+	}
+	return s
 }
