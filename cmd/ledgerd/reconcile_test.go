@@ -20,14 +20,17 @@ import (
 
 // reconcileReport is what ledgerctl reconcile prints.
 type reconcileReport struct {
-	Rail         string         `json:"rail"`
-	Matched      int            `json:"matched"`
-	BreaksByKind map[string]int `json:"breaksByKind"`
-	NewBreaks    int            `json:"newBreaks"`
-	Breaks       []struct {
-		ID, Kind, Ref, Status string
-		New                   bool
-	} `json:"breaks"`
+	Rail         string          `json:"rail"`
+	Matched      int             `json:"matched"`
+	BreaksByKind map[string]int  `json:"breaksByKind"`
+	NewBreaks    int             `json:"newBreaks"`
+	Breaks       []reportedBreak `json:"breaks"`
+}
+
+// reportedBreak is one break of a reconcileReport.
+type reportedBreak struct {
+	ID, Kind, Ref, Status string
+	New                   bool
 }
 
 // found lists a report's breaks as "kind ref status new".
@@ -123,12 +126,7 @@ func TestReconcileSandbox(t *testing.T) {
 	}
 
 	var resolved struct{ ID, Status, Reason, ResolvedBy string }
-	byHandID := bank.Breaks[slices.IndexFunc(bank.Breaks, func(b struct {
-		ID, Kind, Ref, Status string
-		New                   bool
-	}) bool {
-		return b.Ref == byHand
-	})].ID
+	byHandID := bank.Breaks[slices.IndexFunc(bank.Breaks, func(b reportedBreak) bool { return b.Ref == byHand })].ID
 	if _, stderr, err := p.s.tryLedgerctl(t, "reconcile", "resolve", byHandID, "--reason", " ", "--by", "ann"); err == nil ||
 		!strings.Contains(string(stderr), "reason") || p.s.countEvents(t) != events {
 		t.Errorf("resolve without a reason: got %v, %s; want refused, nothing recorded", err, stderr)

@@ -81,32 +81,16 @@ func (r *Reconciler) Run(ctx context.Context, rail string, from, to time.Time, m
 	case !ok:
 		return Report{}, domain.Errorf(domain.Invalid, "rail_not_reconciled", "no statement source is configured for rail %q", rail)
 	case !from.Before(to):
-		return Report{}, domain.Invalidf("window", "--from must be before --to")
+		return Report{}, domain.Invalidf("window", "its start must be before its end")
 	}
 	from, to = from.UTC(), to.UTC()
-	// Each side's records of the window, and of the days around it where
-	// a record of the window may find its pair.
-	listed, err := src.Records(ctx, from.Add(-lookBehind), to.Add(lookAhead))
-	if err != nil {
-		return Report{}, fmt.Errorf("%s statement: %w", rail, err)
-	}
-	var ofRail []statement.Record
-	for _, rec := range listed {
-		if rec.Rail == rail {
-			ofRail = append(ofRail, rec)
-		}
-	}
-	around, err := r.Ledger.Records(ctx, rail, from.Add(-lookBehind), to.Add(lookAhead))
+	provider, ledger, err := r.sides(ctx, src, rail, from, to)
 	if err != nil {
 		return Report{}, err
 	}
-	provider, ledger := split(ofRail, from, to), split(around, from, to)
 	m := Match(provider, ledger)
-	rep := Report{Rail: rail, From: from, To: to, ProviderRecords: len(provider.Window), LedgerRecords: len(ledger.Window), Matched: m.Matched,
-		BreaksByKind: map[string]int{}, Breaks: []BreakFound{}, Balances: []BalanceReport{}}
-	for _, k := range domain.BreakKinds {
-		rep.BreaksByKind[k] = 0
-	}
+	rep := Report{Rail: rail, From: from, To: to, ProviderRecords: len(provider.Window), LedgerRecords: len(ledger.Window),
+		Matched: m.Matched, BreaksByKind: map[string]int{}, Breaks: []BreakFound{}, Balances: []BalanceReport{}}
 	findings := make([]domain.FindBreak, 0, len(m.Findings))
 	for _, f := range m.Findings {
 		findings = append(findings, domain.FindBreak{Kind: f.Kind, Rail: rail, Ref: f.Ref, Provider: side(f.Provider),
@@ -119,11 +103,39 @@ func (r *Reconciler) Run(ctx context.Context, rail string, from, to time.Time, m
 		}
 		rep.Balances, findings = balances, append(findings, more...)
 	}
+	return rep, r.record(ctx, &rep, findings, meta)
+}
+
+// sides reads each side's records of rail: of the window, and of the days
+// around it where a record of the window may find its pair.
+func (r *Reconciler) sides(ctx context.Context, src statement.Source, rail string, from, to time.Time) (Side, Side, error) {
+	listed, err := src.Records(ctx, from.Add(-lookBehind), to.Add(lookAhead))
+	if err != nil {
+		return Side{}, Side{}, fmt.Errorf("%s statement: %w", rail, err)
+	}
+	var ofRail []statement.Record
+	for _, rec := range listed {
+		if rec.Rail == rail {
+			ofRail = append(ofRail, rec)
+		}
+	}
+	around, err := r.Ledger.Records(ctx, rail, from.Add(-lookBehind), to.Add(lookAhead))
+	if err != nil {
+		return Side{}, Side{}, err
+	}
+	return split(ofRail, from, to), split(around, from, to), nil
+}
+
+// record records each break found, unless found before, and adds it to rep.
+func (r *Reconciler) record(ctx context.Context, rep *Report, findings []domain.FindBreak, meta domain.Metadata) error {
+	for _, k := range domain.BreakKinds {
+		rep.BreaksByKind[k] = 0
+	}
 	for _, f := range findings {
 		f.Now = r.Now()
 		b, isNew, err := r.Breaks.FindBreak(ctx, f, meta)
 		if err != nil {
-			return rep, fmt.Errorf("record the %s break of %s %s: %w", f.Kind, rail, f.Ref, err)
+			return fmt.Errorf("record the %s break of %s %s: %w", f.Kind, f.Rail, f.Ref, err)
 		}
 		rep.BreaksByKind[f.Kind]++
 		rep.Breaks = append(rep.Breaks, BreakFound{ID: b.ID, Kind: f.Kind, Ref: f.Ref, New: isNew, Status: b.Status})
@@ -131,7 +143,7 @@ func (r *Reconciler) Run(ctx context.Context, rail string, from, to time.Time, m
 			rep.NewBreaks++
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // compareBalances compares each balance the provider states with the
