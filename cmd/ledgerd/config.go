@@ -78,10 +78,9 @@ type config struct {
 	BodyTimeout         time.Duration
 	BodyMinRate         int // bytes per second
 	MaxBufferedBytes    int64
-	TenantDocumentQuota int64               // bytes; 0: none
-	ReconcileAt         time.Duration       // the time of day (UTC, since midnight) each rail's previous day is reconciled
-	Reconcile           bool                // LEDGER_RECONCILE_AT is set: reconcile on that schedule
-	getenv              func(string) string // the environment, for the reconciliation sources' provider settings
+	TenantDocumentQuota int64         // bytes; 0: none
+	ReconcileAt         time.Duration // the time of day (UTC, since midnight) each rail's previous day is reconciled
+	Reconcile           bool          // LEDGER_RECONCILE_AT is set: reconcile on that schedule
 }
 
 // setting is one row of the configuration table.
@@ -368,7 +367,7 @@ func parseCollectionAccounts(v string) (map[string]domain.CollectionAccount, err
 
 // loadConfig reads defaults, then the environment, then flags in args, and validates the result.
 func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	c := config{getenv: getenv}
+	var c config
 	for _, s := range settings {
 		if err := s.set(&c, s.def); err != nil && s.def != "" {
 			return c, fmt.Errorf("default of %s: %w", s.env, err)
