@@ -363,3 +363,25 @@ func TestOperatorTokenConfiguration(t *testing.T) {
 		t.Error("a short token in the file: got no error")
 	}
 }
+
+// TestCamtStatementsConfiguration: the camt.053 statements directory is
+// production's, and must be a directory.
+func TestCamtStatementsConfiguration(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	load := func(env map[string]string) (config, error) {
+		env["LEDGER_MASTER_KEY_FILE"] = masterKey
+		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	}
+	for name, env := range map[string]map[string]string{
+		"in sandbox":      {"LEDGER_CAMT053_DIR": dir},
+		"not a directory": {"LEDGER_MODE": "production", "LEDGER_CAMT053_DIR": filepath.Join(dir, "missing")},
+	} {
+		if _, err := load(env); err == nil || !strings.Contains(err.Error(), "LEDGER_CAMT053_DIR") {
+			t.Errorf("%s: got %v, want a LEDGER_CAMT053_DIR error", name, err)
+		}
+	}
+	if cfg, err := load(map[string]string{"LEDGER_MODE": "production", "LEDGER_CAMT053_DIR": dir}); err != nil || cfg.CamtStatementsDir != dir {
+		t.Fatalf("got %q, %v; want the directory", cfg.CamtStatementsDir, err)
+	}
+}

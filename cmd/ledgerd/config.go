@@ -51,6 +51,7 @@ type config struct {
 	PriceFeedURL        string // production: CoinGecko-compatible simple-price API
 	PriceFeedKey        string
 	CollectionAccounts  string // currency=account name:account number, comma-separated
+	CamtStatementsDir   string // production: the bank's camt.053 statements, which reconciliation reads; "" reads none
 	WebhookRetry        []time.Duration
 	WebhookSends        int
 	WebhookAllowPrivate bool
@@ -265,6 +266,8 @@ var settings = []setting{
 		str(func(c *config) *string { return &c.MPesa.CertFile })},
 	{"LEDGER_MPESA_BASE_URL", "mpesa-base-url", "", "production: Daraja's API (default " + mpesa.DefaultBaseURL + ")",
 		str(func(c *config) *string { return &c.MPesa.BaseURL })},
+	{"LEDGER_MPESA_STATEMENTS_DIR", "mpesa-statements-dir", "", "production: a directory of the M-Pesa org portal's statements (*.csv) of both shortcodes, which reconciliation reads for MOMO",
+		str(func(c *config) *string { return &c.MPesa.StatementsDir })},
 	{"LEDGER_USDT_XPUB", "usdt-xpub", "", "production: the extended public key (xpub) of the account m/44'/60'/0' whose m/44'/60'/0'/0/<index> addresses take USDT deposits; no private key",
 		str(func(c *config) *string { return &c.USDT.XPub })},
 	{"LEDGER_ETH_RPC_URL", "eth-rpc-url", "", "production: an Ethereum node's JSON-RPC endpoint the USDT deposits are watched through",
@@ -285,6 +288,8 @@ var settings = []setting{
 		str(func(c *config) *string { return &c.OperatorTokenFile })},
 	{"LEDGER_COLLECTION_ACCOUNTS", "collection-accounts", defaultCollectionAccounts,
 		"bank accounts that take deposits, per source currency", str(func(c *config) *string { return &c.CollectionAccounts })},
+	{"LEDGER_CAMT053_DIR", "camt053-dir", "", "production: a directory of the bank's camt.053 statements (*.xml), which reconciliation reads for BANK_TRANSFER",
+		str(func(c *config) *string { return &c.CamtStatementsDir })},
 	{"LEDGER_RATE_LIMIT", "rate-limit", "100/s,burst=200", "requests per API key and process, e.g. 100/s,burst=200; 0 disables",
 		rateLimit(func(c *config) *httpapi.RateLimit { return &c.RateLimit })},
 	{"LEDGER_TOKEN_RATE_LIMIT", "token-rate-limit", "10/s,burst=20", "POST /token requests per client IP and process; 0 disables",
@@ -444,6 +449,14 @@ func (c *config) validate() error {
 	if err := c.validateUSDT(); err != nil {
 		return err
 	}
+	if c.CamtStatementsDir != "" {
+		if c.Mode == "sandbox" {
+			return fmt.Errorf("LEDGER_CAMT053_DIR configures production's reconciliation; the sandbox reconciles its own rail's books")
+		}
+		if err := statementsDir("LEDGER_CAMT053_DIR", c.CamtStatementsDir); err != nil {
+			return err
+		}
+	}
 	if c.LNMaxFeePPM > 1_000_000 {
 		return fmt.Errorf("LEDGER_LN_MAX_FEE_PPM must be at most 1000000 (the whole amount), not %d", c.LNMaxFeePPM)
 	}
@@ -460,6 +473,15 @@ func (c *config) validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("LEDGER_LOG_LEVEL must be debug, info, warn or error")
+	}
+	return nil
+}
+
+// statementsDir refuses a statements directory that is not one: the
+// statements come later, the directory is there from the start.
+func statementsDir(name, dir string) error {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s must be a directory (the provider's statements are put there): %q", name, dir)
 	}
 	return nil
 }

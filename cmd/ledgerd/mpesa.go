@@ -20,6 +20,7 @@ type mpesaConfig struct {
 	InitiatorPassword, InitiatorPasswordFile        string
 	CertFile                                        string
 	BaseURL                                         string // "" until validate: mpesa.DefaultBaseURL
+	StatementsDir                                   string // the org portal's statements, which reconciliation reads; "" reads none
 }
 
 // set says any M-Pesa setting but the base URL is given.
@@ -41,12 +42,17 @@ func (c *config) validateMPesa() error {
 		}
 	}
 	switch {
-	case c.Mode == "sandbox" && (m.set() || m.BaseURL != ""):
+	case c.Mode == "sandbox" && (m.set() || m.BaseURL != "" || m.StatementsDir != ""):
 		return fmt.Errorf("LEDGER_MPESA_* configure production's Kenyan momo; the sandbox takes momo deposits and pays momo payouts itself")
-	case !m.set() && m.BaseURL != "":
-		return fmt.Errorf("LEDGER_MPESA_BASE_URL is set without the other LEDGER_MPESA_* settings: the M-Pesa rail is half configured")
+	case !m.set() && (m.BaseURL != "" || m.StatementsDir != ""):
+		return fmt.Errorf("LEDGER_MPESA_BASE_URL or LEDGER_MPESA_STATEMENTS_DIR is set without the other LEDGER_MPESA_* settings: the M-Pesa rail is half configured")
 	case !m.set():
 		return nil
+	}
+	if m.StatementsDir != "" {
+		if err := statementsDir("LEDGER_MPESA_STATEMENTS_DIR", m.StatementsDir); err != nil {
+			return err
+		}
 	}
 	var missing []string
 	for _, s := range []struct {

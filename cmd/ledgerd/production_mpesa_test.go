@@ -190,20 +190,23 @@ func TestMPesaConfiguration(t *testing.T) {
 		return env
 	}
 	for name, env := range map[string]map[string]string{
-		"no passkey":     with(map[string]string{"LEDGER_MPESA_PASSKEY_FILE": ""}),
-		"no certificate": with(map[string]string{"LEDGER_MPESA_CERT_FILE": ""}),
-		"secret twice":   with(map[string]string{"LEDGER_MPESA_CONSUMER_SECRET": "cs"}),
-		"base URL alone": {"LEDGER_MODE": "production", "LEDGER_MPESA_BASE_URL": "https://api.safaricom.co.ke"},
-		"in sandbox":     with(map[string]string{"LEDGER_MODE": "sandbox"}),
-		"bad URL":        with(map[string]string{"LEDGER_MPESA_BASE_URL": "api.safaricom.co.ke"}),
+		"no passkey":                 with(map[string]string{"LEDGER_MPESA_PASSKEY_FILE": ""}),
+		"no certificate":             with(map[string]string{"LEDGER_MPESA_CERT_FILE": ""}),
+		"secret twice":               with(map[string]string{"LEDGER_MPESA_CONSUMER_SECRET": "cs"}),
+		"base URL alone":             {"LEDGER_MODE": "production", "LEDGER_MPESA_BASE_URL": "https://api.safaricom.co.ke"},
+		"in sandbox":                 with(map[string]string{"LEDGER_MODE": "sandbox"}),
+		"bad URL":                    with(map[string]string{"LEDGER_MPESA_BASE_URL": "api.safaricom.co.ke"}),
+		"statements alone":           {"LEDGER_MODE": "production", "LEDGER_MPESA_STATEMENTS_DIR": t.TempDir()},
+		"statements not a directory": with(map[string]string{"LEDGER_MPESA_STATEMENTS_DIR": filepath.Join(t.TempDir(), "missing")}),
 	} {
 		if _, err := load(env); err == nil || !strings.Contains(err.Error(), "MPESA") && !strings.Contains(err.Error(), "M-Pesa") {
 			t.Errorf("%s: got %v, want an M-Pesa setting error", name, err)
 		}
 	}
-	cfg, err := load(with(nil))
-	if err != nil {
-		t.Fatal(err)
+	statements := t.TempDir()
+	cfg, err := load(with(map[string]string{"LEDGER_MPESA_STATEMENTS_DIR": statements}))
+	if err != nil || cfg.MPesa.StatementsDir != statements {
+		t.Fatalf("got %q, %v; want the statements directory", cfg.MPesa.StatementsDir, err)
 	}
 	client, rail, err := newMPesa(cfg)
 	if err != nil || client == nil || rail.PassKey != mpesaCreds.PassKey || rail.SecurityCredential == "" {

@@ -11,7 +11,12 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/workers/rails/camt"
+	"github.com/ledger/ledger/workers/rails/ethereum"
+	"github.com/ledger/ledger/workers/rails/lightning"
+	"github.com/ledger/ledger/workers/rails/mpesa"
 	"github.com/ledger/ledger/workers/rails/payout"
+	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/rails/statement"
 	"github.com/ledger/ledger/workers/reconcile"
 )
@@ -39,6 +44,22 @@ func (r *rails) statementSources(cfg config, pool *pgxpool.Pool) map[string]stat
 		for _, rail := range reconcileRails {
 			sources[rail] = books
 		}
+		return sources
+	}
+	if r.paystack != nil {
+		sources[domain.PayoutBank] = paystack.NewStatement(r.paystack)
+	}
+	if r.mpesa != nil && cfg.MPesa.StatementsDir != "" {
+		sources[domain.FundingMomo] = mpesa.NewReports(cfg.MPesa.StatementsDir, pool, r.mpesa, r.mpesaCfg)
+	}
+	if cfg.CamtStatementsDir != "" {
+		sources[domain.FundingBankTransfer] = camt.NewStatements(cfg.CamtStatementsDir)
+	}
+	if r.lnd != nil {
+		sources[domain.FundingLightning] = lightning.NewStatement(r.lnd, payout.NewLightningPayoutKeys(pool))
+	}
+	if r.eth != nil {
+		sources[domain.FundingUSDT] = ethereum.NewStatement(pool, r.eth, cfg.USDT.Contract, uint64(cfg.USDT.Confirmations))
 	}
 	return sources
 }

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -39,6 +40,10 @@ type Report struct {
 	NewBreaks       int             `json:"newBreaks"`    // recorded by this run; the others were found before
 	Breaks          []BreakFound    `json:"breaks"`
 	Balances        []BalanceReport `json:"balances"`
+	// ProviderNearbyUnread says why the provider's records of the days
+	// around the window could not be read: a ledger record of the window
+	// dated across its edge from the provider's may then be a break.
+	ProviderNearbyUnread string `json:"providerNearbyUnread,omitempty"`
 }
 
 // BreakFound names one break a run found.
@@ -84,13 +89,16 @@ func (r *Reconciler) Run(ctx context.Context, rail string, from, to time.Time, m
 		return Report{}, domain.Invalidf("window", "its start must be before its end")
 	}
 	from, to = from.UTC(), to.UTC()
-	provider, ledger, err := r.sides(ctx, src, rail, from, to)
+	provider, ledger, unread, err := r.sides(ctx, src, rail, from, to)
 	if err != nil {
 		return Report{}, err
 	}
 	m := Match(provider, ledger)
 	rep := Report{Rail: rail, From: from, To: to, ProviderRecords: len(provider.Window), LedgerRecords: len(ledger.Window),
 		Matched: m.Matched, BreaksByKind: map[string]int{}, Breaks: []BreakFound{}, Balances: []BalanceReport{}}
+	if unread != nil {
+		rep.ProviderNearbyUnread = unread.Error()
+	}
 	findings := make([]domain.FindBreak, 0, len(m.Findings))
 	for _, f := range m.Findings {
 		findings = append(findings, domain.FindBreak{Kind: f.Kind, Rail: rail, Ref: f.Ref, Provider: side(f.Provider),
@@ -107,23 +115,35 @@ func (r *Reconciler) Run(ctx context.Context, rail string, from, to time.Time, m
 }
 
 // sides reads each side's records of rail: of the window, and of the days
-// around it where a record of the window may find its pair.
-func (r *Reconciler) sides(ctx context.Context, src statement.Source, rail string, from, to time.Time) (Side, Side, error) {
-	listed, err := src.Records(ctx, from.Add(-lookBehind), to.Add(lookAhead))
+// around it where a record of the window may find its pair. The
+// provider's days around are read as a help, not a requirement: a
+// statement file not there yet (today's, when yesterday is reconciled)
+// fails them alone, and the report says so (unread).
+func (r *Reconciler) sides(ctx context.Context, src statement.Source, rail string, from, to time.Time) (provider, ledger Side,
+	unread error, err error) {
+	window, err := src.Records(ctx, from, to)
 	if err != nil {
-		return Side{}, Side{}, fmt.Errorf("%s statement: %w", rail, err)
+		return provider, ledger, nil, fmt.Errorf("%s statement: %w", rail, err)
 	}
-	var ofRail []statement.Record
-	for _, rec := range listed {
-		if rec.Rail == rail {
-			ofRail = append(ofRail, rec)
-		}
-	}
+	before, errBefore := src.Records(ctx, from.Add(-lookBehind), from)
+	after, errAfter := src.Records(ctx, to, to.Add(lookAhead))
+	provider = Side{Window: ofRail(window, rail), Nearby: ofRail(append(before, after...), rail)}
 	around, err := r.Ledger.Records(ctx, rail, from.Add(-lookBehind), to.Add(lookAhead))
 	if err != nil {
-		return Side{}, Side{}, err
+		return provider, ledger, nil, err
 	}
-	return split(ofRail, from, to), split(around, from, to), nil
+	return provider, split(around, from, to), errors.Join(errBefore, errAfter), nil
+}
+
+// ofRail keeps the records of rail: a source may list several rails'.
+func ofRail(recs []statement.Record, rail string) []statement.Record {
+	var out []statement.Record
+	for _, rec := range recs {
+		if rec.Rail == rail {
+			out = append(out, rec)
+		}
+	}
+	return out
 }
 
 // record records each break found, unless found before, and adds it to rep.

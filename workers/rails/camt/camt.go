@@ -4,13 +4,20 @@
 // transfer) and camt.053 BankToCustomerStatement (the end-of-day
 // statement, which repeats the day's entries). Both carry the same entry
 // (ReportEntry) under a different parent: Ntfctn in camt.054, Stmt in
-// camt.053.
+// camt.053. For reconciliation it also reads a statement's other booked
+// entries (debits, reversals) and its balances (Bal: OPBD, CLBD, ...).
 //
 // Written from the published message definitions:
 //   - https://mx-message.com/m/camt-054-001-11/BkToCstmrDbtCdtNtfctn/Ntfctn/Ntry/RvslInd
 //     and its sibling pages under .../Ntfctn/Ntry (NtryRef, Amt with Ccy,
 //     CdtDbtInd CRDT or DBIT, Sts, BookgDt, AcctSvcrRef, NtryDtls/TxDtls
 //     with RltdPties and RmtInf Ustrd or Strd/CdtrRefInf/Ref);
+//   - a statement's balances, Stmt/Bal with Tp/CdOrPrtry/Cd, Amt with Ccy,
+//     CdtDbtInd (DBIT: a negative balance) and Dt/Dt or Dt/DtTm; the codes
+//     as ISO's external code set defines them (CLBD is the balance at the
+//     end of the reporting period: OPBD plus the period's booked entries),
+//     quoted in https://github.com/genkgo/camt/issues/156, and a daily
+//     statement's layout in https://developers.circle.com/circle-mint/camt053-statements;
 //   - https://developer.gs.com/docs/services/transaction-banking/camt54-advices/
 //     (a credit advice is /Document/BkToCstmrDbtCdtNtfctn/Ntfctn/Ntry with
 //     CdtDbtInd CRDT; the account is Ntfctn/Acct/Id/IBAN or Othr/Id).
@@ -54,11 +61,36 @@ type Skipped struct {
 	Reason   string `json:"reason"`
 }
 
+// Entry is a booked entry that is not a payer's credit: a debit (money
+// the account paid), or a reversal (RvslInd) of a credit or of a debit.
+// Reconciliation lists these beside the credits; importing ignores them.
+type Entry struct {
+	Account  string
+	EntryRef string          // as Credit.EntryRef, never split per transaction
+	Amount   decimal.Decimal // positive, in Currency
+	Currency string
+	Debit    bool // CdtDbtInd DBIT: money left the account
+	Reversal bool // RvslInd: the entry takes back an earlier one of the other direction
+	BookedAt time.Time
+}
+
+// Balance is one balance (Bal) a statement gives of an account.
+type Balance struct {
+	Account  string
+	Type     string          // Tp/CdOrPrtry/Cd: OPBD opening booked, CLBD closing booked, PRCD previously closed booked, ...
+	Amount   decimal.Decimal // negative when CdtDbtInd is DBIT (the account is overdrawn)
+	Currency string
+	Date     string    // Dt/Dt (YYYY-MM-DD), when the balance has no time
+	At       time.Time // Dt/DtTm, when it has one; zero otherwise
+}
+
 // File is what a camt file holds.
 type File struct {
-	Message string // camt.054 or camt.053
-	Credits []Credit
-	Skipped []Skipped
+	Message  string // camt.054 or camt.053
+	Credits  []Credit
+	Entries  []Entry // booked debits and reversals
+	Balances []Balance
+	Skipped  []Skipped
 }
 
 // Parse reads a camt.054 or camt.053 document. Booked credit entries
@@ -102,6 +134,16 @@ func Parse(r io.Reader) (File, error) {
 			if skip.Reason != "" {
 				f.Skipped = append(f.Skipped, skip)
 			}
+			if other, ok := e.other(acct); ok {
+				f.Entries = append(f.Entries, other)
+			}
+		}
+		for i, b := range a.Balances {
+			bal, err := b.read(acct)
+			if err != nil {
+				return File{}, fmt.Errorf("read camt: balance %d of account %s: %w", i+1, acct, err)
+			}
+			f.Balances = append(f.Balances, bal)
 		}
 	}
 	return f, nil
@@ -121,7 +163,48 @@ type account struct {
 	Account struct {
 		ID accountID `xml:"Id"`
 	} `xml:"Acct"`
-	Entries []entry `xml:"Ntry"`
+	Entries  []entry   `xml:"Ntry"`
+	Balances []balance `xml:"Bal"`
+}
+
+type balance struct {
+	Type      string `xml:"Tp>CdOrPrtry>Cd"`
+	Amount    amount `xml:"Amt"`
+	Indicator string `xml:"CdtDbtInd"`
+	Date      date   `xml:"Dt"`
+}
+
+// read is b as a Balance: a type code, a signed amount in a currency, and
+// a date or a time.
+func (b balance) read(acct string) (Balance, error) {
+	v := strings.TrimSpace(b.Amount.Value)
+	d, err := decimal.NewFromString(v)
+	if err != nil || d.IsNegative() || strings.ContainsAny(v, "eE") {
+		return Balance{}, fmt.Errorf("amount %q is not a decimal of at least zero", v)
+	}
+	cur := strings.TrimSpace(b.Amount.Currency)
+	if len(cur) != 3 || !isLetters(cur) {
+		return Balance{}, fmt.Errorf("currency %q is not an ISO 4217 code", cur)
+	}
+	switch ind := strings.TrimSpace(b.Indicator); ind {
+	case "DBIT":
+		d = d.Neg()
+	case "CRDT":
+	default:
+		return Balance{}, fmt.Errorf("CdtDbtInd %q is neither CRDT nor DBIT", ind)
+	}
+	bal := Balance{Account: acct, Type: strings.TrimSpace(b.Type), Amount: d, Currency: cur}
+	if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(b.Date.DateTime)); err == nil {
+		bal.At = t.UTC()
+	} else if day, err := time.Parse(time.DateOnly, strings.TrimSpace(b.Date.Date)); err == nil {
+		bal.Date = day.Format(time.DateOnly)
+	} else {
+		return Balance{}, errors.New("no Dt/Dt or Dt/DtTm")
+	}
+	if bal.Type == "" {
+		return Balance{}, errors.New("no Tp/CdOrPrtry/Cd")
+	}
+	return bal, nil
 }
 
 type accountID struct {
@@ -210,12 +293,17 @@ type entry struct {
 	Transactions       []transaction `xml:"NtryDtls>TxDtls"`
 }
 
+// ref is the bank's reference of e: AcctSvcrRef, else NtryRef.
+func (e entry) ref() string {
+	if ref := strings.TrimSpace(e.AccountServicerRef); ref != "" {
+		return ref
+	}
+	return strings.TrimSpace(e.EntryRef)
+}
+
 // credits returns e's credits, or why it has none.
 func (e entry) credits(acct string) ([]Credit, Skipped, error) {
-	ref := strings.TrimSpace(e.AccountServicerRef)
-	if ref == "" {
-		ref = strings.TrimSpace(e.EntryRef)
-	}
+	ref := e.ref()
 	total, cur, err := e.Amount.read()
 	if err != nil {
 		return nil, Skipped{}, err
@@ -244,6 +332,24 @@ func (e entry) credits(acct string) ([]Credit, Skipped, error) {
 		base.addDetails(t)
 	}
 	return []Credit{base}, Skipped{}, nil
+}
+
+// other returns e as an Entry when it is booked and not a payer's credit:
+// a debit, or a reversal. Its amount was read by credits, which failed
+// the file if it could not be.
+func (e entry) other(acct string) (Entry, bool) {
+	ind := strings.TrimSpace(e.Indicator)
+	reversal := strings.TrimSpace(e.Reversal) == "true"
+	if ind != "DBIT" && !reversal || e.Status.code() != "" && e.Status.code() != "BOOK" {
+		return Entry{}, false
+	}
+	ref := e.ref()
+	total, cur, err := e.Amount.read()
+	if err != nil || ref == "" {
+		return Entry{}, false
+	}
+	return Entry{Account: acct, EntryRef: ref, Amount: total, Currency: cur, Debit: ind == "DBIT", Reversal: reversal,
+		BookedAt: e.Booking.time()}, true
 }
 
 // batch splits an entry of several transactions into one credit each,

@@ -1,13 +1,11 @@
 package ethereum
 
 import (
-	"cmp"
 	"context"
 	"embed"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -164,34 +162,9 @@ func (w *Watcher) read(ctx context.Context, from, to uint64) error {
 	if err != nil {
 		return err
 	}
-	var logs []Log
-	for chunk := range slices.Chunk(addresses, topicsPerCall) {
-		topics := make([]string, len(chunk))
-		for i, a := range chunk {
-			topics[i] = addressTopic(a)
-		}
-		got, err := w.rpc.Logs(ctx, LogFilter{FromBlock: from, ToBlock: to, Address: w.contract,
-			Topics: [][]string{{TransferTopic}, nil, topics}})
-		if err != nil {
-			return err
-		}
-		logs = append(logs, got...)
-	}
-	slices.SortFunc(logs, func(a, b Log) int {
-		return cmp.Or(cmp.Compare(a.BlockNumber, b.BlockNumber), cmp.Compare(a.LogIndex, b.LogIndex))
-	})
-	headers := map[uint64]Header{}
-	for _, l := range logs {
-		h, ok := headers[uint64(l.BlockNumber)]
-		if !ok {
-			if h, err = w.rpc.HeaderByNumber(ctx, uint64(l.BlockNumber)); err != nil {
-				return err
-			}
-			headers[h.Number] = h
-		}
-		if l.Removed || h.Hash != strings.ToLower(l.BlockHash) {
-			return fmt.Errorf("block %d was reorganised while it was read; reading it again", h.Number)
-		}
+	logs, headers, err := transferLogs(ctx, w.rpc, w.contract, addresses, from, to)
+	if err != nil {
+		return err
 	}
 	for _, l := range logs {
 		if err := w.credit(ctx, l, headers[uint64(l.BlockNumber)]); err != nil {
@@ -232,7 +205,7 @@ func (w *Watcher) credit(ctx context.Context, l Log, h Header) error {
 	}
 	// The API's USDT amounts are in cents: a fraction of a cent stays
 	// with the deposit address, for the custody system that sweeps it.
-	cents := amount.Truncate(2)
+	cents := booked(value)
 	unmatched := "less than one cent"
 	if cents.IsPositive() {
 		unmatched, err = w.credits.USDTDeposited(ctx, tenantID, paymentID, cents, txHash+":"+strconv.FormatInt(index, 10), from, to, at)

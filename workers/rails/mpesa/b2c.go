@@ -73,8 +73,8 @@ func (p *Rail) Payout(ctx context.Context, r payout.Request) (payout.Outcome, er
 	}
 	ack, err := p.client.Pay(ctx, B2C{OriginatorConversationID: row.originatorID, InitiatorName: p.cfg.Initiator,
 		SecurityCredential: p.cfg.SecurityCredential, CommandID: "BusinessPayment", Amount: row.amount, PartyA: p.cfg.B2CShortCode,
-		PartyB: msisdn(r.PhoneNumber), Remarks: "Payment " + r.PaymentID.String()[:8], QueueTimeOutURL: p.callbackURL("timeout", row.token),
-		ResultURL: p.callbackURL("b2c", row.token), Occasion: accountReference(r.PaymentID)})
+		PartyB: msisdn(r.PhoneNumber), Remarks: "Payment " + r.PaymentID.String()[:8], QueueTimeOutURL: p.cfg.callbackURL("timeout", row.token),
+		ResultURL: p.cfg.callbackURL("b2c", row.token), Occasion: accountReference(r.PaymentID)})
 	if api, ok := refused(err); ok {
 		// Not taken: no money left.
 		return p.finish(ctx, row, "failed", "", "M-Pesa refused the payout: "+api.Message)
@@ -100,19 +100,20 @@ func (p *Rail) recover(ctx context.Context, originatorID string) (payout.Outcome
 	if row.status != "pending" {
 		return row.outcome(), nil
 	}
-	if err := p.askStatus(ctx, row); err != nil {
+	if err := askStatus(ctx, p.client, p.cfg, row); err != nil {
 		return payout.Outcome{}, err
 	}
 	return payout.Outcome{}, errPending
 }
 
 // askStatus sends a Transaction Status query of a payout by its
-// OriginatorConversationID; the answer comes to status/{token}.
-func (p *Rail) askStatus(ctx context.Context, row payoutRow) error {
-	_, err := p.client.Status(ctx, StatusQuery{Initiator: p.cfg.Initiator, SecurityCredential: p.cfg.SecurityCredential,
+// OriginatorConversationID; the answer comes to status/{token}, where
+// the rail (statusResult) records what it proves.
+func askStatus(ctx context.Context, client *Client, cfg Config, row payoutRow) error {
+	_, err := client.Status(ctx, StatusQuery{Initiator: cfg.Initiator, SecurityCredential: cfg.SecurityCredential,
 		CommandID: "TransactionStatusQuery", TransactionID: row.receipt, OriginalConversationID: row.originatorID,
-		PartyA: p.cfg.B2CShortCode, IdentifierType: "4", ResultURL: p.callbackURL("status", row.token),
-		QueueTimeOutURL: p.callbackURL("timeout", row.token), Remarks: "Payout status", Occasion: accountReference(row.paymentID)})
+		PartyA: cfg.B2CShortCode, IdentifierType: "4", ResultURL: cfg.callbackURL("status", row.token),
+		QueueTimeOutURL: cfg.callbackURL("timeout", row.token), Remarks: "Payout status", Occasion: accountReference(row.paymentID)})
 	if err != nil {
 		return fmt.Errorf("mpesa payout %s: transaction status: %w", row.originatorID, err)
 	}
@@ -184,7 +185,7 @@ func (p *Rail) b2cResult(ctx context.Context, token string, body []byte) error {
 		p.metrics.alerts.WithLabelValues("contradiction").Inc()
 		p.log.Error("mpesa b2c result: disagrees with the record; asking for the transaction's status", "payment", row.paymentID,
 			"recorded", row.status, "code", res.ResultCode, "amount", amount, "want", row.amount)
-		if err := p.askStatus(ctx, row); err != nil {
+		if err := askStatus(ctx, p.client, p.cfg, row); err != nil {
 			return err
 		}
 		return errMismatch

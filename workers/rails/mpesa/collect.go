@@ -71,7 +71,7 @@ func (p *Rail) Prompt(ctx context.Context, tenantID, paymentID uuid.UUID, phone 
 	ts := Timestamp(p.now())
 	ack, err := p.client.Push(ctx, STKPush{BusinessShortCode: p.cfg.ShortCode, Password: Password(p.cfg.ShortCode, p.cfg.PassKey, ts),
 		Timestamp: ts, TransactionType: "CustomerPayBillOnline", Amount: row.amount, PartyA: row.phone, PartyB: p.cfg.ShortCode,
-		PhoneNumber: row.phone, CallBackURL: p.callbackURL("stk", row.token), AccountReference: accountReference(paymentID),
+		PhoneNumber: row.phone, CallBackURL: p.cfg.callbackURL("stk", row.token), AccountReference: accountReference(paymentID),
 		TransactionDesc: "Payment"})
 	if api, ok := refused(err); ok {
 		// Not taken: no prompt reached the phone; the payment expires.

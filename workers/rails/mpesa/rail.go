@@ -98,8 +98,9 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
-func (p *Rail) callbackURL(kind, token string) string {
-	return p.cfg.CallbackURL + CallbackPrefix + kind + "/" + token
+// callbackURL is where Daraja sends the callback of kind about token.
+func (c Config) callbackURL(kind, token string) string {
+	return strings.TrimRight(c.CallbackURL, "/") + CallbackPrefix + kind + "/" + token
 }
 
 // msisdn is an E.164 Kenyan number as Daraja takes it: 2547XXXXXXXX.

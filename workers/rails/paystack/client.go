@@ -15,7 +15,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // DefaultBaseURL is Paystack's public API.
@@ -60,28 +62,41 @@ func refused(err error) (*APIError, bool) {
 // errNotFound is the 404 of a lookup.
 var errNotFound = errors.New("paystack: not found")
 
-// envelope is every answer's shape.
+// envelope is every answer's shape; a list's answer adds meta.
 type envelope struct {
 	Status  bool            `json:"status"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data"`
+	Meta    json.RawMessage `json:"meta"`
 }
 
 // maxAnswer bounds an answer read into memory; the bank list is the largest.
 const maxAnswer = 4 << 20
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	env, err := c.exchange(ctx, method, path, body)
+	if err != nil || out == nil {
+		return err
+	}
+	if err := json.Unmarshal(env.Data, out); err != nil {
+		return fmt.Errorf("paystack: %s %s: decode data: %w", method, path, err)
+	}
+	return nil
+}
+
+// exchange sends one request and returns Paystack's answer, or its refusal.
+func (c *Client) exchange(ctx context.Context, method, path string, body any) (envelope, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return envelope{}, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return err
+		return envelope{}, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.secret)
 	req.Header.Set("Accept", "application/json")
@@ -90,30 +105,25 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("paystack: %s %s: %w", method, path, err)
+		return envelope{}, fmt.Errorf("paystack: %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
-		return fmt.Errorf("paystack: %s %s: read answer: %w", method, path, err)
+		return envelope{}, fmt.Errorf("paystack: %s %s: read answer: %w", method, path, err)
 	}
 	var env envelope
 	if jerr := json.Unmarshal(raw, &env); jerr != nil || resp.StatusCode >= 300 || !env.Status {
 		if resp.StatusCode == http.StatusNotFound && method == http.MethodGet {
-			return errNotFound
+			return env, errNotFound
 		}
 		msg := env.Message
 		if jerr != nil {
 			msg = fmt.Sprintf("unreadable answer (%v)", jerr)
 		}
-		return &APIError{Status: resp.StatusCode, Message: msg}
+		return env, &APIError{Status: resp.StatusCode, Message: msg}
 	}
-	if out != nil {
-		if err := json.Unmarshal(env.Data, out); err != nil {
-			return fmt.Errorf("paystack: %s %s: decode data: %w", method, path, err)
-		}
-	}
-	return nil
+	return env, nil
 }
 
 // Bank is one bank of GET /bank.
@@ -190,4 +200,43 @@ func (c *Client) Verify(ctx context.Context, reference string) (Transfer, error)
 	var t Transfer
 	err := c.do(ctx, http.MethodGet, "/transfer/verify/"+url.PathEscape(reference), nil, &t)
 	return t, err
+}
+
+// ListedTransfer is a transfer as GET /transfer lists it: a Transfer and
+// when it was created, which is what the list's from and to filter on.
+type ListedTransfer struct {
+	Transfer
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Page is what Paystack's offset pagination says of a list
+// (https://paystack.com/docs/api/pagination/).
+type Page struct {
+	Total     int `json:"total"`
+	PerPage   int `json:"perPage"`
+	Page      int `json:"page"`
+	PageCount int `json:"pageCount"`
+}
+
+// ListTransfers returns page (from 1) of the transfers created between
+// from and to, perPage to a page: GET /transfer?from=&to=&perPage=&page=
+// ("List Transfers", https://paystack.com/docs/api/transfer/, as the
+// PaystackOSS client documents it in docs/Transfer.md).
+func (c *Client) ListTransfers(ctx context.Context, from, to time.Time, page, perPage int) ([]ListedTransfer, Page, error) {
+	q := url.Values{"from": {from.UTC().Format(time.RFC3339Nano)}, "to": {to.UTC().Format(time.RFC3339Nano)},
+		"page": {strconv.Itoa(page)}, "perPage": {strconv.Itoa(perPage)}}
+	path := "/transfer?" + q.Encode()
+	env, err := c.exchange(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, Page{}, err
+	}
+	var list []ListedTransfer
+	var meta Page
+	if err := json.Unmarshal(env.Data, &list); err != nil {
+		return nil, Page{}, fmt.Errorf("paystack: GET /transfer: decode data: %w", err)
+	}
+	if err := json.Unmarshal(env.Meta, &meta); err != nil {
+		return nil, Page{}, fmt.Errorf("paystack: GET /transfer: decode meta: %w", err)
+	}
+	return list, meta, nil
 }

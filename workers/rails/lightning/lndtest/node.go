@@ -45,6 +45,8 @@ type Node struct {
 	payments  map[[32]byte]string   // status of each payment we sent, by hash
 	preimages map[[32]byte][32]byte // what the payees' nodes know, to settle our payments
 	sends     int                   // POST /v2/router/send calls
+	sent      []sentPayment         // each payment hash sent, in order: ListPayments' index
+	added     uint64                // invoices made: the last add_index
 	held      chan struct{}         // non-nil: payments sent stay in flight until it is closed
 	// settleOnCancel: the payer's payment lands just before the next
 	// cancel of its invoice, which then finds it settled.
@@ -59,6 +61,7 @@ type invoice struct {
 	state     string
 	paid      int64
 	settledAt time.Time
+	index     uint64 // add_index
 }
 
 // Reporter is told of a fake's misuse: a test's testing.TB, or the crash
@@ -209,6 +212,10 @@ func (n *Node) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		grpcError(w, http.StatusServiceUnavailable, "server is still starting")
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/invoices":
 		n.addInvoice(w, r)
+	case r.Method == http.MethodGet && r.URL.Path == "/v1/invoices":
+		n.listInvoices(w, r)
+	case r.Method == http.MethodGet && r.URL.Path == "/v1/payments":
+		n.listPayments(w, r)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/invoice/"):
 		n.lookupInvoice(w, r)
 	case r.Method == http.MethodPost && r.URL.Path == "/v2/invoices/cancel":
@@ -253,8 +260,9 @@ func (n *Node) addInvoice(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		n.t.Errorf("lndtest: %v", err)
 	}
-	n.invoices[hash] = &invoice{pr: pr, value: value, created: now, expiry: expiry, state: "OPEN"}
-	writeJSON(w, http.StatusOK, map[string]any{"r_hash": hash[:], "payment_request": pr, "add_index": "1"})
+	n.added++
+	n.invoices[hash] = &invoice{pr: pr, value: value, created: now, expiry: expiry, state: "OPEN", index: n.added}
+	writeJSON(w, http.StatusOK, map[string]any{"r_hash": hash[:], "payment_request": pr, "add_index": strconv.FormatUint(n.added, 10)})
 }
 
 func (n *Node) lookupInvoice(w http.ResponseWriter, r *http.Request) {
@@ -333,6 +341,9 @@ func (n *Node) send(w http.ResponseWriter, r *http.Request) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.sends++
+	if _, seen := n.payments[hash]; !seen {
+		n.sent = append(n.sent, sentPayment{hash: hash, valueSat: int64(terms.AmountMsat / 1000), created: time.Now()})
+	}
 	switch n.payments[hash] {
 	case "SUCCEEDED":
 		streamError(w, http.StatusConflict, codeAlreadyExists, "invoice is already paid")

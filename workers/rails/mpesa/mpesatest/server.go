@@ -87,6 +87,7 @@ type Prompt struct {
 	CallbackURL            string
 	State                  string // processing, paid or cancelled
 	Receipt                string
+	PaidAt                 time.Time
 }
 
 // Payment is a B2C payment the fake made (or refused).
@@ -96,6 +97,7 @@ type Payment struct {
 	Phone                        string
 	ResultURL                    string
 	Receipt                      string
+	PaidAt                       time.Time
 	Requests                     int // B2C requests with this OriginatorConversationID
 }
 
@@ -118,6 +120,7 @@ type Server struct {
 	tokensIssued   int
 	prompts        []*Prompt
 	payments       map[string]*Payment
+	byHand         []ReportRow // report lines of transactions made outside the API
 	statusQueries  int
 	faults         map[string]*Fault
 	dropCallbacks  bool
@@ -382,8 +385,8 @@ func (s *Server) approve(checkoutID string) (string, []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.prompt(checkoutID)
-	p.State, p.Receipt = "paid", s.next("SKL")
-	return p.CallbackURL, STKCallback(*p, time.Now())
+	p.State, p.Receipt, p.PaidAt = "paid", s.next("SKL"), time.Now()
+	return p.CallbackURL, STKCallback(*p, p.PaidAt)
 }
 
 // Cancel makes the payer cancel the prompt (ResultCode 1032).
@@ -482,7 +485,7 @@ func (s *Server) b2c(w http.ResponseWriter, body map[string]any) {
 	p, seen := s.payments[id]
 	if !seen {
 		p = &Payment{OriginatorID: id, ConversationID: s.next("AG_20261129_"), Amount: amount, Phone: str(body, "PartyB"),
-			ResultURL: str(body, "ResultURL"), Receipt: s.next("TKB")}
+			ResultURL: str(body, "ResultURL"), Receipt: s.next("TKB"), PaidAt: time.Now()}
 		s.payments[id] = p
 	}
 	p.Requests++

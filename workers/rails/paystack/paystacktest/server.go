@@ -19,6 +19,10 @@
 //   - GET /transfer/verify/{reference} ("Transfer retrieved"; 404 for an
 //     unknown reference):
 //     https://docs-v2.paystack.com/docs/api/transfer
+//   - GET /transfer?from=&to=&perPage=&page= ("Transfers retrieved", newest
+//     first, data with meta {total, skipped, perPage, page, pageCount};
+//     perPage defaults to 50): https://paystack.com/docs/api/transfer/ and
+//     https://paystack.com/docs/api/pagination/
 //   - GET /bank?country=nigeria|south africa|kenya ("Banks retrieved"):
 //     https://paystack.com/docs/api/miscellaneous/
 //   - webhooks: a JSON POST {"event", "data"} to the integration's URL, the
@@ -382,6 +386,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) func() {
 		s.createRecipient(w, r)
 	case r.Method == http.MethodPost && r.URL.Path == "/transfer":
 		return s.createTransfer(w, r)
+	case r.Method == http.MethodGet && r.URL.Path == "/transfer":
+		s.listTransfers(w, r)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/transfer/verify/"):
 		s.mu.Lock()
 		tr, ok := s.transfers[strings.TrimPrefix(r.URL.Path, "/transfer/verify/")]
