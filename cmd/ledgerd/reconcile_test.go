@@ -13,7 +13,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
 	"github.com/ledger/ledger/workers/rails/payout"
+	"github.com/ledger/ledger/workers/rails/paystack"
+	"github.com/ledger/ledger/workers/rails/paystack/paystacktest"
 	"github.com/ledger/ledger/workers/rails/statement"
 	"github.com/ledger/ledger/workers/reconcile"
 )
@@ -285,5 +288,56 @@ func TestReconcileBalances(t *testing.T) {
 	}
 	if again := run(off); again.NewBreaks != 0 || len(again.Breaks) != 1 {
 		t.Errorf("the same window again: got %+v, want the break found, not recorded", again.Breaks)
+	}
+}
+
+// TestReconcileProductionPaystackAndLND reconciles production's providers
+// through ledgerctl: the LND node's settled deposit invoice pairs with the
+// ledger's deposit by its payment hash; Paystack's transfers pair with the
+// payouts by reference, and a transfer made by hand on Paystack's
+// dashboard, and one reversed after success without the ledger hearing of
+// it, are breaks.
+func TestReconcileProductionPaystackAndLND(t *testing.T) {
+	t.Parallel()
+	node := lndtest.NewNode(t)
+	fake := paystacktest.NewServer(t, paystackTestKey)
+	fake.SettleWith("success")
+	env := productionLightning(t, node)
+	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, fake.URL()
+	p := newPaymentSetup(t, env)
+	fake.SetWebhookURL(p.s.URL + paystack.WebhookPath)
+	from := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	var paid []string
+	for i := range 2 {
+		got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":%d,"reference":"r%d"}`, p.za, 500+i, i))
+		var inv struct{ PaymentHash string }
+		mustDecode(t, []byte(got["lightningInvoice"].(string)), &inv)
+		node.Settle(inv.PaymentHash, time.Now())
+		p.waitFor(t, got["id"].(string), 20*time.Second, statusIs("success"))
+		paid = append(paid, got["id"].(string))
+	}
+	byHand := fake.MakeByHand(paystacktest.Transfer{Amount: 777700, Currency: "ZAR", Reason: "supplier"})
+	fake.SetDelivery(paystacktest.Never)
+	fake.Settle(paid[1], "reversed")
+	to := time.Now().UTC().Add(time.Minute).Truncate(time.Second)
+
+	run := func(rail string) reconcileReport {
+		t.Helper()
+		var rep reconcileReport
+		mustDecode(t, p.s.ledgerctl(t, "reconcile", "--rail", rail, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
+			"--by", "ann"), &rep)
+		return rep
+	}
+	if rep := run("LIGHTNING"); rep.Matched != 2 || len(rep.Breaks) != 0 {
+		t.Errorf("LIGHTNING: got %d matched, breaks %v; want the two deposits matched", rep.Matched, rep.found())
+	}
+	bank := run("BANK")
+	want := []string{"provider_only " + byHand.Reference + " open true", "status_differs " + paid[1] + " open true"}
+	if got := bank.found(); bank.Matched != 1 || !slices.Equal(got, want) {
+		t.Errorf("BANK: got %d matched, %v; want 1, %v", bank.Matched, got, want)
+	}
+	if _, stderr, err := p.s.tryLedgerctl(t, "reconcile", "--rail", "USDT", "--from", from.Format(time.RFC3339),
+		"--to", to.Format(time.RFC3339), "--by", "ann"); err == nil || !strings.Contains(string(stderr), "no statement source") {
+		t.Errorf("USDT, not configured: got %v, %s; want refused", err, stderr)
 	}
 }
