@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +30,12 @@ type reconcileReport struct {
 	BreaksByKind map[string]int  `json:"breaksByKind"`
 	NewBreaks    int             `json:"newBreaks"`
 	Breaks       []reportedBreak `json:"breaks"`
+	Balances     []struct {
+		Account, Currency                                              string
+		ProviderOpening, LedgerOpening, ProviderClosing, LedgerClosing decimal.Decimal
+		Agrees                                                         bool
+	} `json:"balances"`
+	ProviderNearbyUnread string `json:"providerNearbyUnread"`
 }
 
 // reportedBreak is one break of a reconcileReport.
@@ -339,5 +347,42 @@ func TestReconcileProductionPaystackAndLND(t *testing.T) {
 	if _, stderr, err := p.s.tryLedgerctl(t, "reconcile", "--rail", "USDT", "--from", from.Format(time.RFC3339),
 		"--to", to.Format(time.RFC3339), "--by", "ann"); err == nil || !strings.Contains(string(stderr), "no statement source") {
 		t.Errorf("USDT, not configured: got %v, %s; want refused", err, stderr)
+	}
+}
+
+// TestReconcileProductionCamt reconciles a day of the bank's camt.053
+// statements with a ledger that recorded nothing of it: the credit is a
+// break, and the day's opening and closing balances, which are not the
+// ledger's, one more; the statements of the days around it that are not
+// there are reported, not a failure.
+func TestReconcileProductionCamt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"camt053_20261127.xml", "camt053_20261128.xml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "workers", "rails", "camt", "testdata", "statements", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := productionLightning(t, lndtest.NewNode(t))
+	env["LEDGER_CAMT053_DIR"] = dir
+	s := startServer(t, env)
+	var rep reconcileReport
+	mustDecode(t, s.ledgerctl(t, "reconcile", "--rail", "BANK_TRANSFER", "--from", "2026-11-27T00:00:00Z", "--to", "2026-11-28T00:00:00Z",
+		"--by", "ann"), &rep)
+	got := rep.found()
+	if len(got) != 2 || got[0] != "balance_differs balance:DE89370400440532013000:EUR:2026-11-27T00:00:00Z/2026-11-28T00:00:00Z open true" ||
+		got[1] != "provider_only E-1127-1 open true" {
+		t.Errorf("breaks: got %v, want the balances and the credit", got)
+	}
+	if len(rep.Balances) != 1 || !rep.Balances[0].ProviderOpening.Equal(decimal.NewFromInt(1000)) ||
+		!rep.Balances[0].ProviderClosing.Equal(decimal.NewFromInt(1250)) || !rep.Balances[0].LedgerClosing.IsZero() || rep.Balances[0].Agrees {
+		t.Errorf("balances: got %+v, want the statement's 1000 and 1250 EUR against the ledger's nothing", rep.Balances)
+	}
+	if rep.ProviderNearbyUnread == "" {
+		t.Error("the week before, which no statement covers, is not reported unread")
 	}
 }
