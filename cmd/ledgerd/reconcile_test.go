@@ -44,6 +44,27 @@ type reportedBreak struct {
 	New                   bool
 }
 
+// reconcile runs ledgerctl reconcile of rail over [from, to) as the
+// operator ann, and returns its report.
+func (s *testServer) reconcile(t *testing.T, rail string, from, to time.Time) reconcileReport {
+	t.Helper()
+	var rep reconcileReport
+	mustDecode(t, s.ledgerctl(t, "reconcile", "--rail", rail, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
+		"--by", "ann"), &rep)
+	return rep
+}
+
+// reconcileRefused fails t unless ledgerctl reconcile refuses rail, which
+// has no statement source.
+func (s *testServer) reconcileRefused(t *testing.T, rail string, from, to time.Time) {
+	t.Helper()
+	_, stderr, err := s.tryLedgerctl(t, "reconcile", "--rail", rail, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
+		"--by", "ann")
+	if err == nil || !strings.Contains(string(stderr), "no statement source") {
+		t.Errorf("reconcile %s, which has no source: got %v, %s; want refused", rail, err, stderr)
+	}
+}
+
 // found lists a report's breaks as "kind ref status new".
 func (r reconcileReport) found() []string {
 	var out []string
@@ -83,13 +104,7 @@ func TestReconcileSandbox(t *testing.T) {
 		paid = append(paid, id)
 	}
 	to := time.Now().UTC().Add(time.Minute).Truncate(time.Second)
-	run := func(rail string) reconcileReport {
-		t.Helper()
-		var rep reconcileReport
-		mustDecode(t, p.s.ledgerctl(t, "reconcile", "--rail", rail, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
-			"--by", "ann"), &rep)
-		return rep
-	}
+	run := func(rail string) reconcileReport { t.Helper(); return p.s.reconcile(t, rail, from, to) }
 
 	if rep := run("LIGHTNING"); rep.Matched != 5 || len(rep.Breaks) != 0 {
 		// Four sandbox deposits in sats, and the Lightning merchant's payout.
@@ -126,10 +141,7 @@ func TestReconcileSandbox(t *testing.T) {
 		t.Errorf("break_found actor: got %q, want the operator who ran ledgerctl reconcile", finder)
 	}
 	events := p.s.countEvents(t)
-	if _, stderr, err := p.s.tryLedgerctl(t, "reconcile", "--rail", "CARRIER_PIGEON", "--from", from.Format(time.RFC3339),
-		"--to", to.Format(time.RFC3339), "--by", "ann"); err == nil || !strings.Contains(string(stderr), "no statement source") {
-		t.Errorf("a rail without a source: got %v, %s; want refused", err, stderr)
-	}
+	p.s.reconcileRefused(t, "CARRIER_PIGEON", from, to)
 	again := run("BANK")
 	if again.NewBreaks != 0 || len(again.Breaks) != 3 || p.s.countEvents(t) != events {
 		t.Errorf("the same window again: got %d new of %v, %d events after %d; want none new, the same three, no event",
@@ -329,13 +341,7 @@ func TestReconcileProductionPaystackAndLND(t *testing.T) {
 	fake.Settle(paid[1], "reversed")
 	to := time.Now().UTC().Add(time.Minute).Truncate(time.Second)
 
-	run := func(rail string) reconcileReport {
-		t.Helper()
-		var rep reconcileReport
-		mustDecode(t, p.s.ledgerctl(t, "reconcile", "--rail", rail, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
-			"--by", "ann"), &rep)
-		return rep
-	}
+	run := func(rail string) reconcileReport { t.Helper(); return p.s.reconcile(t, rail, from, to) }
 	if rep := run("LIGHTNING"); rep.Matched != 2 || len(rep.Breaks) != 0 {
 		t.Errorf("LIGHTNING: got %d matched, breaks %v; want the two deposits matched", rep.Matched, rep.found())
 	}
@@ -344,10 +350,7 @@ func TestReconcileProductionPaystackAndLND(t *testing.T) {
 	if got := bank.found(); bank.Matched != 1 || !slices.Equal(got, want) {
 		t.Errorf("BANK: got %d matched, %v; want 1, %v", bank.Matched, got, want)
 	}
-	if _, stderr, err := p.s.tryLedgerctl(t, "reconcile", "--rail", "USDT", "--from", from.Format(time.RFC3339),
-		"--to", to.Format(time.RFC3339), "--by", "ann"); err == nil || !strings.Contains(string(stderr), "no statement source") {
-		t.Errorf("USDT, not configured: got %v, %s; want refused", err, stderr)
-	}
+	p.s.reconcileRefused(t, "USDT", from, to) // not configured
 }
 
 // TestReconcileProductionCamt reconciles a day of the bank's camt.053
@@ -370,9 +373,7 @@ func TestReconcileProductionCamt(t *testing.T) {
 	env := productionLightning(t, lndtest.NewNode(t))
 	env["LEDGER_CAMT053_DIR"] = dir
 	s := startServer(t, env)
-	var rep reconcileReport
-	mustDecode(t, s.ledgerctl(t, "reconcile", "--rail", "BANK_TRANSFER", "--from", "2026-11-27T00:00:00Z", "--to", "2026-11-28T00:00:00Z",
-		"--by", "ann"), &rep)
+	rep := s.reconcile(t, "BANK_TRANSFER", time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
 	got := rep.found()
 	if len(got) != 2 || got[0] != "balance_differs balance:DE89370400440532013000:EUR:2026-11-27T00:00:00Z/2026-11-28T00:00:00Z open true" ||
 		got[1] != "provider_only E-1127-1 open true" {
