@@ -16,6 +16,7 @@ import (
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
+	"github.com/ledger/ledger/workers/rails/mpesa/mpesatest"
 	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/rails/paystack"
 	"github.com/ledger/ledger/workers/rails/paystack/paystacktest"
@@ -385,5 +386,47 @@ func TestReconcileProductionCamt(t *testing.T) {
 	}
 	if rep.ProviderNearbyUnread == "" {
 		t.Error("the week before, which no statement covers, is not reported unread")
+	}
+}
+
+// TestReconcileProductionMPesa reconciles a day of M-Pesa with the org
+// portal's statements of the paybill and the B2C shortcode: the prompt's
+// payment pairs with the deposit by its receipt, the B2C payout with the
+// ledger's by its originator id, and a payout made by hand on the portal
+// is a break.
+func TestReconcileProductionMPesa(t *testing.T) {
+	t.Parallel()
+	fake := mpesatest.NewServer(t, mpesaCreds)
+	env := productionLightning(t, lndtest.NewNode(t))
+	for k, v := range mpesaEnv(t, fake) {
+		env[k] = v
+	}
+	statements := t.TempDir()
+	env["LEDGER_MPESA_STATEMENTS_DIR"] = statements
+	public, forward := forwardedURL(t)
+	env["LEDGER_PUBLIC_URL"] = public
+	p := newPaymentSetup(t, env)
+	forward(p.s.URL)
+	from := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+
+	id := p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo))["id"].(string)
+	for deadline := time.Now().Add(10 * time.Second); len(fake.Prompts()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no prompt was sent")
+		}
+	}
+	fake.Approve(fake.Prompts()[0].CheckoutID)
+	p.waitFor(t, id, 20*time.Second, statusIs("success"))
+	fake.AddToReport(mpesatest.ReportRow{ShortCode: mpesaCreds.B2CShortCode, Receipt: "TKHBYHAND1", Withdrawn: 4200,
+		Details: "Business Payment to 254700000000", ReasonType: "Business Payment to Customer"})
+	to := time.Now().UTC().Add(time.Minute).Truncate(time.Second)
+	for _, code := range []string{mpesaCreds.ShortCode, mpesaCreds.B2CShortCode} {
+		if err := os.WriteFile(filepath.Join(statements, code+".csv"), fake.Report(code, from, to), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := p.s.reconcile(t, "MOMO", from, to)
+	if got := rep.found(); rep.Matched != 2 || !slices.Equal(got, []string{"provider_only TKHBYHAND1 open true"}) {
+		t.Errorf("MOMO: got %d matched, %v; want the deposit and the payout matched, the payout by hand a break", rep.Matched, got)
 	}
 }
