@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/ethereum/gethtest"
 	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
 	"github.com/ledger/ledger/workers/rails/mpesa/mpesatest"
 	"github.com/ledger/ledger/workers/rails/payout"
@@ -428,5 +429,44 @@ func TestReconcileProductionMPesa(t *testing.T) {
 	rep := p.s.reconcile(t, "MOMO", from, to)
 	if got := rep.found(); rep.Matched != 2 || !slices.Equal(got, []string{"provider_only TKHBYHAND1 open true"}) {
 		t.Errorf("MOMO: got %d matched, %v; want the deposit and the payout matched, the payout by hand a break", rep.Matched, got)
+	}
+}
+
+// TestReconcileProductionUSDT reconciles USDT deposits with the token's
+// Transfer logs on a real chain (geth --dev): a deposit whose value has a
+// fraction of a cent pairs with the ledger's deposit in whole cents by
+// "txhash:logindex", and a transfer the payment could not take pairs with
+// the unmatched funds that hold it.
+func TestReconcileProductionUSDT(t *testing.T) {
+	t.Parallel()
+	chain := gethtest.Start(t)
+	token := chain.DeployToken(t)
+	env := productionLightning(t, lndtest.NewNode(t))
+	env["LEDGER_USDT_XPUB"], env["LEDGER_ETH_RPC_URL"], env["LEDGER_USDT_CONTRACT"] = testXPub(t), chain.URL, token
+	env["LEDGER_ETH_CONFIRMATIONS"], env["LEDGER_ETH_POLL"] = "2", "100ms"
+	p := newPaymentSetup(t, env)
+	from := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":2000,"fromCountry":"USDT"}`, p.btc))
+	id := got["id"].(string)
+	var d struct{ Address string }
+	jsonMember(t, got, "depositBankDetails", &d)
+	chain.Transfer(t, token, d.Address, 20_000_005) // 20.000005 USDT: credited 20.00
+	chain.Mine(t, 2)
+	p.waitFor(t, id, 20*time.Second, func(p map[string]any) bool { return p["status"] != "created" })
+	chain.Transfer(t, token, d.Address, 1_000_000) // after the payment took its funds: unmatched
+	chain.Mine(t, 2)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var unmatched int
+		p.s.queryRow(t, `SELECT count(*) FROM usdt_transfers WHERE status = 'unmatched'`, nil, &unmatched)
+		if unmatched == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the late transfer was not recorded unmatched")
+		}
+	}
+	rep := p.s.reconcile(t, "USDT", from, time.Now().UTC().Add(time.Minute).Truncate(time.Second))
+	if rep.Matched != 2 || len(rep.Breaks) != 0 {
+		t.Errorf("USDT: got %d matched, breaks %v; want the deposit and the unmatched transfer matched", rep.Matched, rep.found())
 	}
 }
