@@ -455,16 +455,7 @@ func TestReconcileProductionUSDT(t *testing.T) {
 	p.waitFor(t, id, 20*time.Second, func(p map[string]any) bool { return p["status"] != "created" })
 	chain.Transfer(t, token, d.Address, 1_000_000) // after the payment took its funds: unmatched
 	chain.Mine(t, 2)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var unmatched int
-		p.s.queryRow(t, `SELECT count(*) FROM usdt_transfers WHERE status = 'unmatched'`, nil, &unmatched)
-		if unmatched == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the late transfer was not recorded unmatched")
-		}
-	}
+	waitUnmatchedTransfers(t, p.s, 1)
 	rep := p.s.reconcile(t, "USDT", from, time.Now().UTC().Add(time.Minute).Truncate(time.Second))
 	if rep.Matched != 2 || len(rep.Breaks) != 0 {
 		t.Errorf("USDT: got %d matched, breaks %v; want the deposit and the unmatched transfer matched", rep.Matched, rep.found())
