@@ -79,7 +79,7 @@ type Payment struct {
 	CreatedAt           time.Time         `json:"createdAt"`
 	UpdatedAt           time.Time         `json:"updatedAt"` // the time of the latest event, as its decision gave it
 
-	// DepositRefs are the chain transfers (RecordDeposit.Ref) already
+	// DepositRefs are the provider ids of the transfers (RecordDeposit.Ref) already
 	// counted in AmountDeposited. Kept in the read model's state, which
 	// decisions are made on, and not served by the API.
 	DepositRefs []string `json:"depositRefs,omitempty"`

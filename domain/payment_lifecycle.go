@@ -36,7 +36,7 @@ type PaymentDepositReceived struct {
 	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	Message  string          `json:"message"`
 	At       time.Time       `json:"at"`
-	Ref      string          `json:"ref,omitempty"` // the chain transfer it counts (RecordDeposit.Ref)
+	Ref      string          `json:"ref,omitempty"` // the provider's id of the transfer it counts (RecordDeposit.Ref)
 }
 
 // PaymentDeposited records that the funds cover the amount due (status
@@ -49,7 +49,7 @@ type PaymentDeposited struct {
 	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	Message  string          `json:"message"`
 	At       time.Time       `json:"at"`
-	Ref      string          `json:"ref,omitempty"` // the chain transfer it counts (RecordDeposit.Ref)
+	Ref      string          `json:"ref,omitempty"` // the provider's id of the transfer it counts (RecordDeposit.Ref)
 }
 
 // PaymentTransferring records the conversion and the payout intent (status
@@ -246,9 +246,11 @@ type RecordDeposit struct {
 	// Source says which bank credit, or which unmatched funds an operator
 	// assigned, the deposit is: nil for the other rails.
 	Source *DepositSource
-	// Ref names a chain transfer ("<tx hash>:<log index>" of a USDT
-	// Transfer log): a payment counts each one once, so a watcher that
-	// sees it again (a restart, another process) decides nothing.
+	// Ref is the provider's id of the transfer: "<tx hash>:<log index>"
+	// of a USDT Transfer log, an M-Pesa receipt, a sandbox deposit's id.
+	// A payment counts each one once, so a watcher that sees it again (a
+	// restart, another process) decides nothing, and reconciliation
+	// matches the deposit to the provider's record by it.
 	Ref string
 }
 

@@ -42,6 +42,7 @@ var (
 	depositReferencesTable = newTable("deposit_references", 1, "payment_id", "tenant_id", "reference")
 	bankCreditsTable       = newTable("bank_credits", 1, "event_id", "tenant_id", "account", "entry_ref", "recorded_at")
 	unmatchedFundsTable    = newTable("unmatched_funds", 1, "id", "tenant_id", "status", "state", "version", "created_at", "updated_at")
+	breaksTable            = newTable("reconciliation_breaks", 1, "id", "rail", "kind", "status", "state", "version", "created_at", "updated_at")
 )
 
 func newTable(name string, key int, columns ...string) *Table {
@@ -57,7 +58,7 @@ func newTable(name string, key int, columns ...string) *Table {
 // Tables lists every table the projection writes.
 var Tables = []*Table{tenantsTable, apiKeysTable, usersTable, momoAccountsTable, kycDocumentsTable, merchantsTable,
 	paymentsTable, paymentDocumentsTable, paymentDeadlinesTable, webhookDeliveriesTable, ledgerEntriesTable,
-	dashboardUsersTable, dashboardSessionsTable, depositReferencesTable, bankCreditsTable, unmatchedFundsTable}
+	dashboardUsersTable, dashboardSessionsTable, depositReferencesTable, bankCreditsTable, unmatchedFundsTable, breaksTable}
 
 // Rows receives what events do to the read models. The append writes them
 // as statements in its own transaction (sqlRows); the rebuild holds a

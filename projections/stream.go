@@ -82,6 +82,8 @@ func newStream(streamType string, before any) (stream, error) {
 		s, ok = open(before, func(p domain.Payment) stream { return &paymentStream{p: p} })
 	case "unmatched_funds":
 		s, ok = open(before, func(u domain.UnmatchedFunds) stream { return &unmatchedStream{u: u} })
+	case "reconciliation":
+		s, ok = open(before, func(b domain.Break) stream { return &breakStream{b: b} })
 	case "dashboard_user":
 		s, ok = open(before, func(u domain.DashboardUser) stream { return &dashboardUserStream{u: u} })
 	default:

@@ -107,7 +107,7 @@ func orDash(s string) string {
 // unmatchedAssign gives an open item to a payment, which proceeds as if
 // the credit had quoted its reference.
 func unmatchedAssign(ctx context.Context, db *database, args []string, stdout io.Writer) error {
-	id, rest, err := unmatchedID(args, "usage: ledgerctl unmatched assign ID --payment PAYMENT_ID [--by NAME]")
+	id, rest, err := leadingID(args, "an unmatched funds id", "usage: ledgerctl unmatched assign ID --payment PAYMENT_ID [--by NAME]")
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func unmatchedAssign(ctx context.Context, db *database, args []string, stdout io
 // unmatchedReturn marks an open item for return to the payer's account as
 // the bank reported it.
 func unmatchedReturn(ctx context.Context, db *database, args []string, stdout io.Writer) error {
-	id, rest, err := unmatchedID(args, "usage: ledgerctl unmatched return ID [--by NAME]")
+	id, rest, err := leadingID(args, "an unmatched funds id", "usage: ledgerctl unmatched return ID [--by NAME]")
 	if err != nil {
 		return err
 	}
@@ -161,14 +161,15 @@ func unmatchedReturn(ctx context.Context, db *database, args []string, stdout io
 	return printJSON(stdout, u)
 }
 
-// unmatchedID reads the item id that comes first in args.
-func unmatchedID(args []string, usage string) (uuid.UUID, []string, error) {
+// leadingID reads the id that comes first in args (what names it: "an
+// unmatched funds id"), and returns the arguments after it.
+func leadingID(args []string, what, usage string) (uuid.UUID, []string, error) {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return uuid.Nil, nil, errors.New(usage)
 	}
 	id, err := uuid.Parse(args[0])
 	if err != nil {
-		return uuid.Nil, nil, fmt.Errorf("%q is not an unmatched funds id (UUID)\n%s", args[0], usage)
+		return uuid.Nil, nil, fmt.Errorf("%q is not %s (UUID)\n%s", args[0], what, usage)
 	}
 	return id, args[1:], nil
 }

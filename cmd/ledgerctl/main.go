@@ -57,7 +57,7 @@ func commands() []command {
 			"recompute hash chains, replay every stream into shadow tables compared with the read models (webhook deliveries and attempts are not read models), check postings; non-zero exit on any difference",
 			auditVerify},
 		{"dashboard-user add", "dashboard-user add --tenant ID --email EMAIL [--public-url URL]",
-			"let someone into a tenant's dashboard; prints a one-time set-password link", dashboardUserAdd},
+			"let someone into a tenant's dashboard (the operator's, who works reconciliation breaks: --tenant 00000000-0000-0000-0000-000000000001); prints a one-time set-password link", dashboardUserAdd},
 		{"dashboard-user reset", "dashboard-user reset --email EMAIL [--public-url URL]",
 			"a new set-password link for a dashboard user (forgotten password, expired link, after disable)", dashboardUserReset},
 		{"dashboard-user disable", "dashboard-user disable --email EMAIL",
@@ -86,6 +86,12 @@ func commands() []command {
 			"give unmatched funds to a payment, which proceeds as if the credit had quoted its reference", unmatchedAssign},
 		{"unmatched return", "unmatched return ID [--by NAME]",
 			"mark unmatched funds for return to the payer's account as the bank reported it", unmatchedReturn},
+		{"reconcile", "reconcile --rail RAIL --from T1 --to T2",
+			"compare a rail's provider records and balances over [T1, T2) with the ledger's; print the report as JSON and record each difference as a break (once)",
+			reconcileRun},
+		{"reconcile breaks", "reconcile breaks [--open]", "the reconciliation breaks, oldest first, as JSON", reconcileBreaks},
+		{"reconcile resolve", "reconcile resolve BREAK_ID --reason TEXT [--by NAME]",
+			"close an open reconciliation break, recording why and who", reconcileResolve},
 		{"payouts stuck", "payouts stuck [--older D] [--json]",
 			"payouts a provider (M-Pesa, Paystack) holds without an outcome, asked for at least D ago (15m): the lost alert's and pending transfers' list", payoutsStuck},
 		{"payouts resolve", "payouts resolve PAYMENT_ID (--paid RECEIPT | --failed REASON) [--by NAME]",
@@ -108,9 +114,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("missing command\n%s", usageText())
 	}
 	var cmd func(context.Context, *database, []string, io.Writer) error
+	rest := args[2:]
 	for _, c := range commands() {
 		if c.name == args[0]+" "+args[1] {
 			cmd = c.run
+		}
+	}
+	// A one-word command (reconcile) takes the rest as its flags.
+	for _, c := range commands() {
+		if cmd == nil && c.name == args[0] {
+			cmd, rest = c.run, args[1:]
 		}
 	}
 	if cmd == nil {
@@ -122,7 +135,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	db := &database{url: url, getenv: getenv} // the command opens it once its arguments are read
 	defer db.close()
-	return cmd(ctx, db, args[2:], stdout)
+	return cmd(ctx, db, rest, stdout)
 }
 
 func printJSON(w io.Writer, v any) error {

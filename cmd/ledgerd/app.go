@@ -35,6 +35,7 @@ import (
 	"github.com/ledger/ledger/workers/rails/mpesa"
 	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/rails/paystack"
+	"github.com/ledger/ledger/workers/reconcile"
 	"github.com/ledger/ledger/workers/usecase"
 )
 
@@ -46,6 +47,7 @@ var migrations = []eventstore.MigrationSet{
 	{Component: "paystack-payouts", FS: paystack.Migrations},
 	{Component: "mpesa", FS: mpesa.Migrations},
 	{Component: "usdt", FS: ethereum.Migrations},
+	{Component: "reconciliation", FS: reconcile.Migrations},
 }
 
 // app is a wired ledgerd: its connections and the parts that run.
@@ -64,7 +66,9 @@ type app struct {
 	dash      *dashboard.Dashboard
 	handler   http.Handler // the API, with the partner dashboard under /dashboard
 	workers   *workers.Workers
-	metrics   *metricsServer // nil unless LEDGER_METRICS_ADDR is set
+	metrics   *metricsServer      // nil unless LEDGER_METRICS_ADDR is set
+	requests  *reconcile.Requests // the reconciliations operators ask for
+	reconcile *reconcile.Schedule // nil unless LEDGER_RECONCILE_AT is set
 }
 
 // newApp connects to Postgres (creating and migrating the database) and to
@@ -150,7 +154,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	var sandboxBooks httpapi.SandboxPayouts
 	if sandbox {
 		s := payout.NewSandbox(a.pool, cfg.SandboxPayoutDelay)
-		rail, sandboxBooks = s, sandboxPayouts{s}
+		rail, sandboxBooks, rails.SandboxDeposits = s, sandboxPayouts{s}, s
 	}
 	ledger := usecase.New(usecase.Config{Validity: cfg.Validity, OTCFeeRate: cfg.OTCFeeRate, Location: johannesburg,
 		InsecureWebhooks: sandbox, DocumentQuota: cfg.TenantDocumentQuota, PrivateWebhooks: cfg.WebhookAllowPrivate, SealSecret: sealer.Seal,
@@ -174,6 +178,8 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 		httpapi.Deps{Log: log, Credentials: access, Keys: signing, Idempotency: a.idem,
 			Users: ledger, Merchants: ledger, Payments: ledger, Sandbox: sandboxBooks, Ledger: reader, Events: a.store, Documents: ledger, Ready: a.ready,
 			Rails: railsReady(providers), Banks: rails.Banks, Unavailable: eventstore.Unavailable, Registry: reg})
+	reg.MustRegister(newBreakMetrics(reader))
+	a.requests, a.reconcile = newReconciliation(cfg, rails.statementSources(cfg, a.pool), a.pool, ledger, log)
 	if cfg.MetricsAddr != "" {
 		if a.metrics, err = listenMetrics(cfg.MetricsAddr, reg, log); err != nil {
 			return nil, err
@@ -297,8 +303,15 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 		go a.metrics.serve(errs)
 	}
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{}, 3)
+	done := make(chan struct{}, 5)
 	go func() { a.relay.Run(background); done <- struct{}{} }()
+	go func() { a.requests.Serve(background); done <- struct{}{} }()
+	go func() {
+		if a.reconcile != nil {
+			a.reconcile.Run(background)
+		}
+		done <- struct{}{}
+	}()
 	go func() { a.purgeIdempotencyKeys(background); done <- struct{}{} }()
 	go func() {
 		if err := a.workers.Run(background); err != nil {
@@ -322,7 +335,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 		_ = a.metrics.srv.Shutdown(shutdownCtx) // a scrape cut short is taken again
 	}
 	stopBackground()
-	for range 3 {
+	for range 5 {
 		<-done
 	}
 	a.log.Info("stopped")

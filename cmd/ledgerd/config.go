@@ -81,7 +81,9 @@ type config struct {
 	BodyTimeout         time.Duration
 	BodyMinRate         int // bytes per second
 	MaxBufferedBytes    int64
-	TenantDocumentQuota int64 // bytes; 0: none
+	TenantDocumentQuota int64         // bytes; 0: none
+	ReconcileAt         time.Duration // the time of day (UTC, since midnight) each rail's previous day is reconciled
+	Reconcile           bool          // LEDGER_RECONCILE_AT is set: reconcile on that schedule
 }
 
 // setting is one row of the configuration table.
@@ -158,6 +160,15 @@ var settings = []setting{
 	{"LEDGER_METRICS_ADDR", "metrics-addr", "", "serve GET /metrics on this address alone, and not on LEDGER_ADDR (default: on LEDGER_ADDR)",
 		str(func(c *config) *string { return &c.MetricsAddr })},
 	{"LEDGER_MODE", "mode", "sandbox", "sandbox or production", str(func(c *config) *string { return &c.Mode })},
+	{"LEDGER_RECONCILE_AT", "reconcile-at", "", "time of day, UTC (HH:MM), to reconcile each rail's previous day with its provider (unset: never on a schedule)",
+		func(c *config, v string) error {
+			t, err := time.Parse("15:04", v)
+			if err != nil {
+				return fmt.Errorf("must be a time of day as HH:MM (UTC), such as 02:30")
+			}
+			c.ReconcileAt, c.Reconcile = time.Duration(t.Hour())*time.Hour+time.Duration(t.Minute())*time.Minute, true
+			return nil
+		}},
 	{"LEDGER_PUBLIC_URL", "public-url", "", "base of presigned URLs (default http:// + LEDGER_ADDR)",
 		str(func(c *config) *string { return &c.PublicURL })},
 	{"LEDGER_DATA_DIR", "data-dir", embeddednats.DefaultDataDir, "local state of the embedded NATS server, its client token among it", str(func(c *config) *string { return &c.DataDir })},

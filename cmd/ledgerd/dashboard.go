@@ -136,6 +136,7 @@ func (a *app) newDashboard(reader *projections.Reader, ledger *usecase.Ledger, a
 		Ledger:      reader,
 		Documents:   links,
 		Feed:        paymentFeed{nc: a.nc, prefix: a.cfg.NATSSubjectPrefix},
+		Breaks:      ledger,
 		Keys:        serverKeys, // the CSRF key
 	})
 }

@@ -37,6 +37,22 @@ func testXPub(t *testing.T) string {
 	return k.String()
 }
 
+// waitUnmatchedTransfers waits until n USDT transfers are recorded
+// unmatched.
+func waitUnmatchedTransfers(t *testing.T, s *testServer, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var unmatched int
+		s.queryRow(t, `SELECT count(*) FROM usdt_transfers WHERE status = 'unmatched'`, nil, &unmatched)
+		if unmatched == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d USDT transfers recorded unmatched, want %d", unmatched, n)
+		}
+	}
+}
+
 // TestProductionUSDTDeposits: two production ledgerd processes watch a
 // real chain (geth --dev) for a USDT payment's deposits. Its address is
 // derived from the xpub at its stored index. A confirmed transfer of part
@@ -117,18 +133,7 @@ func TestProductionUSDTDeposits(t *testing.T) {
 	}
 	chain.Transfer(t, token, orphan, 1_000_000)
 	chain.Mine(t, 2)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var unmatched int
-		p.s.queryRow(t, `SELECT count(*) FROM usdt_transfers WHERE status = 'unmatched'`, nil, &unmatched)
-		if unmatched == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the late transfer was not recorded unmatched")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitUnmatchedTransfers(t, p.s, 2)
 	// Each is one item of the unmatched-funds queue, although both
 	// processes read the blocks: the sender's address is the payer's.
 	var queue []struct {

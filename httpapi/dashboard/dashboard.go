@@ -87,6 +87,13 @@ type Ledger interface {
 	ListTenantUnmatched(ctx context.Context, tenantID uuid.UUID, limit int) ([]domain.UnmatchedFunds, error)
 }
 
+// Breaks are the reconciliation breaks, the operator's to work: only a
+// dashboard user of the operator's books (domain.OperatorBooks) sees them.
+type Breaks interface {
+	ListBreaks(ctx context.Context, status string) ([]domain.Break, error)
+	ResolveBreak(ctx context.Context, id uuid.UUID, reason, by string, meta domain.Metadata) (domain.Break, error)
+}
+
 // DocumentLinks signs download links of documents (the API's presigned
 // URLs). The dashboard asks only for documents it listed for the session's
 // tenant.
@@ -127,6 +134,7 @@ type Deps struct {
 	Ledger      Ledger
 	Documents   DocumentLinks
 	Feed        Feed
+	Breaks      Breaks
 	Keys        Keys
 }
 

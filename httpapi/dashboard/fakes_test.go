@@ -373,6 +373,7 @@ type harness struct {
 	accounts *fakeAccounts
 	payments *fakePayments
 	feed     *fakeFeed
+	breaks   *fakeBreaks
 	reads    *tenantLog // tenants the users, events and ledger reads were asked about
 	tenant   uuid.UUID
 	now      time.Time
@@ -390,10 +391,11 @@ func newHarness(t *testing.T, creds fakeCredentials) *harness {
 	h := &harness{t: t, accounts: newFakeAccounts(), tenant: uuid.New(), now: time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC),
 		feed: &fakeFeed{ch: make(chan uuid.UUID, 4)}, reads: &tenantLog{}, cookies: map[string]*http.Cookie{}}
 	h.payments = &fakePayments{tenant: h.tenant, payments: map[uuid.UUID]domain.PaymentSnapshot{}}
+	h.breaks = newFakeBreaks()
 	h.accounts.add(h.tenant, testEmail, testPassword, "")
 	h.d = New(Config{SecureCookies: true}, Deps{Log: slog.New(slog.DiscardHandler), Accounts: h.accounts,
 		Credentials: creds, Payments: h.payments, Users: fakeUsers{h.reads}, Events: fakeEvents{h.reads},
-		Ledger: fakeLedger{h.reads}, Documents: fakeLinks{}, Feed: h.feed, Secrets: fakeSecrets{}, Keys: fakeKeys{}})
+		Ledger: fakeLedger{h.reads}, Documents: fakeLinks{}, Feed: h.feed, Secrets: fakeSecrets{}, Keys: fakeKeys{}, Breaks: h.breaks})
 	h.d.now = func() time.Time { return h.now }
 	return h
 }

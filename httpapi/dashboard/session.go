@@ -24,6 +24,10 @@ func viewerFrom(ctx context.Context) viewer {
 	return v
 }
 
+// Operator says whether the viewer works the operator's books (a
+// dashboard user of domain.OperatorBooks), whose pages no tenant's user sees.
+func (v viewer) Operator() bool { return v.TenantID == domain.OperatorBooks }
+
 // actor names the dashboard user in event metadata.
 func (v viewer) actor() string { return "dashboard_user:" + v.UserID.String() }
 

@@ -33,7 +33,7 @@ var tables = func() map[string]*projections.Table {
 // nil: any stream, for postings, which any event may carry.
 var streamTypes = map[string][]string{
 	"tenants": {"tenant"}, "users": {"user"}, "merchants": {"merchant"}, "payments": {"payment"}, "postings": nil,
-	"dashboard": {"dashboard_user"}, "bank_credits": {"payment", "unmatched_funds"},
+	"dashboard": {"dashboard_user"}, "bank_credits": {"payment", "unmatched_funds"}, "reconciliation": {"reconciliation"},
 }
 
 // heldRows are one stream's rows, as projections.Rows, until it ends.

@@ -35,6 +35,7 @@ var Groups = []Group{
 	{Name: "postings", Tables: []string{"ledger_entries"}},
 	{Name: "dashboard", Tables: []string{"dashboard_users", "dashboard_sessions"}},
 	{Name: "bank_credits", Tables: []string{"bank_credits", "unmatched_funds"}},
+	{Name: "reconciliation", Tables: []string{"reconciliation_breaks"}},
 }
 
 // GroupNames lists the names Run takes, "all" first.

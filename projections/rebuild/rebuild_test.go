@@ -172,7 +172,33 @@ func (f *fixture) seedTenant(n int) world {
 		w.payments = append(w.payments, id)
 	}
 	w.payments = append(w.payments, f.bankCredits(w.tenant, owner, n)...)
+	f.breaks(n)
 	return w
+}
+
+// breaks records two reconciliation breaks in the operator's books, one
+// of them resolved.
+func (f *fixture) breaks(n int) {
+	f.t.Helper()
+	now := time.Now()
+	for i, resolve := range []bool{false, true} {
+		found, err := domain.DecideFindBreak(domain.Break{}, domain.FindBreak{Kind: domain.BreakLedgerOnly, Rail: domain.PayoutBank,
+			Ref: fmt.Sprintf("ref-%d-%d", n, i), Ledger: &domain.BreakSide{Direction: "out", Amount: decimal.NewFromInt(10), Currency: "ZAR"},
+			From: now.Add(-24 * time.Hour), To: now, Now: now})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		b := domain.ApplyBreak(domain.Break{}, found[0])
+		ref := domain.StreamRef{TenantID: domain.OperatorBooks, Type: "reconciliation", ID: b.ID}
+		f.append(ref, found...)
+		if resolve {
+			resolved, err := domain.DecideResolveBreak(b, domain.ResolveBreak{Reason: "booked by hand", By: "operator:ann", Now: now})
+			if err != nil {
+				f.t.Fatal(err)
+			}
+			f.append(ref, resolved...)
+		}
+	}
 }
 
 // bankCredits funds two bank-transfer payments of tenant from bank

@@ -12,6 +12,7 @@ import (
 	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers/rails/ethereum"
 	"github.com/ledger/ledger/workers/rails/lightning"
+	"github.com/ledger/ledger/workers/rails/payout"
 	"github.com/ledger/ledger/workers/rails/prices"
 )
 
@@ -52,6 +53,11 @@ type Rails struct {
 	// Banks lists the banks a bank merchant of country may name: in
 	// production the payout provider's list; nil for the built-in one.
 	Banks func(ctx context.Context, country string) ([]domain.Bank, error)
+	// SandboxDeposits is the sandbox rail's book of the deposits it
+	// delivered (payout.Sandbox); nil outside sandbox mode.
+	SandboxDeposits interface {
+		RecordDeposit(ctx context.Context, d payout.SandboxDeposit) error
+	}
 }
 
 // Ledger runs the use cases on the event store, deciding on the read

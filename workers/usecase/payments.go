@@ -4,10 +4,12 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore"
+	"github.com/ledger/ledger/workers/rails/payout"
 )
 
 // ExecutePayment runs a command on the payment aggregate through the event
@@ -64,16 +66,23 @@ func (l *Ledger) AttachPaymentDocument(ctx context.Context, ref domain.StreamRef
 
 // RecordSandboxDeposit records a deposit of amount (zero: what remains
 // due when it is decided) on a sandbox payment, deciding first on read,
-// the payment as the request read it (ExecutePaymentFrom).
+// the payment as the request read it (ExecutePaymentFrom), and then enters
+// it in the sandbox rail's books under the reference the deposit carries,
+// as a provider keeps its own record of the money it delivered.
 func (l *Ledger) RecordSandboxDeposit(ctx context.Context, ref domain.StreamRef, read domain.PaymentSnapshot, amount decimal.Decimal,
 	meta domain.Metadata) (domain.PaymentSnapshot, error) {
-	return l.ExecutePaymentFrom(ctx, ref, read, meta, func(p domain.Payment) ([]domain.Event, error) {
-		a := amount
-		if a.IsZero() {
-			a = p.Outstanding()
+	d := payout.SandboxDeposit{ID: uuid.Must(uuid.NewV7()), PaymentID: ref.ID}
+	after, err := l.ExecutePaymentFrom(ctx, ref, read, meta, func(p domain.Payment) ([]domain.Event, error) {
+		d.Amount, d.Rail, d.Currency, d.At = amount, p.Funding, p.DepositCurrency, time.Now()
+		if d.Amount.IsZero() {
+			d.Amount = p.Outstanding()
 		}
-		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: a, Now: time.Now()})
+		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: d.Amount, Now: d.At, Ref: d.ID.String()})
 	})
+	if err != nil || l.rails.SandboxDeposits == nil {
+		return after, err
+	}
+	return after, l.rails.SandboxDeposits.RecordDeposit(ctx, d)
 }
 
 // PaymentAsOf folds a payment's events recorded at or before asOf;
