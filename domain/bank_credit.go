@@ -32,6 +32,15 @@ type BankCredit struct {
 	References    []string // every remittance reference the payer quoted
 	DebtorName    string
 	DebtorAccount string // IBAN or account number, as the bank reported it
+	DebtorBank    string // the debtor's bank, as the bank reported it
+}
+
+// payer is who the bank reported paid c; nil when it named no account.
+func (c BankCredit) payer() *Payer {
+	if c.DebtorAccount == "" {
+		return nil
+	}
+	return &Payer{Name: c.DebtorName, Account: c.DebtorAccount, BankName: c.DebtorBank}
 }
 
 // CreditOutcome is what a bank credit does: funds on at most one payment,
@@ -101,7 +110,7 @@ func DecideBankCredit(c ReceiveBankCredit) (CreditOutcome, error) {
 	}
 	deposit := decimal.Min(cr.Amount, p.Outstanding())
 	entry := cr.Entry
-	events, err := DecideDeposit(p, RecordDeposit{Amount: deposit, Now: c.Now, Source: &DepositSource{Entry: &entry}})
+	events, err := DecideDeposit(p, RecordDeposit{Amount: deposit, Now: c.Now, Source: &DepositSource{Entry: &entry}, Payer: cr.payer()})
 	if err != nil {
 		return CreditOutcome{}, err
 	}

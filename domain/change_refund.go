@@ -38,6 +38,15 @@ type Payer struct {
 	BankName    string `json:"bankName,omitempty"`                      // the debtor's bank, as the bank reported it
 }
 
+// MomoPayer is the payer of an M-Pesa payment from msisdn, the number as
+// Daraja reports it (2547XXXXXXXX), kept in E.164 as momo numbers are.
+func MomoPayer(msisdn string) *Payer {
+	if msisdn == "" {
+		return nil
+	}
+	return &Payer{PhoneNumber: "+" + strings.TrimPrefix(msisdn, "+")}
+}
+
 // ChangeRefund is how a payment's change is being, or was, paid back.
 type ChangeRefund struct {
 	Rail           string `json:"rail,omitempty"`           // the payout rail asked: MOMO or BANK

@@ -2,7 +2,9 @@ package domain
 
 import (
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 )
 
@@ -155,4 +157,37 @@ func TestChangeRefundOutcomes(t *testing.T) {
 			t.Errorf("change_payable %s, refund %+v: want 0, paid by ops as BANK-REF-9", balance["change_payable KES"], p.ChangeRefund)
 		}
 	})
+}
+
+// A payment keeps the payer its first deposit's rail reported: a bank
+// credit's debtor (with the debtor's bank, which a bank payout needs), the
+// phone an M-Pesa payment came from, the sender of unmatched funds an
+// operator assigned.
+func TestPaymentKeepsItsPayer(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	credit := BankCredit{Entry: BankEntry{Account: "NG01", EntryRef: "E1"}, Amount: decimal.RequireFromString("40"), Currency: "EUR",
+		References: []string{"LDGX"}, DebtorName: "Ada Obi", DebtorAccount: "0123456789", DebtorBank: "Access Bank"}
+	p := bankPayment(StatusCreated, now.Add(time.Hour))
+	out, err := DecideBankCredit(ReceiveBankCredit{Credit: credit, Matches: []TenantPayment{{Payment: p}}, UnmatchedID: uuid.New(), Now: now})
+	p = step(t, p, out.Payment, err, "payment.deposit_received")
+	want := Payer{Name: "Ada Obi", Account: "0123456789", BankName: "Access Bank"}
+	if p.Payer == nil || *p.Payer != want {
+		t.Fatalf("got payer %+v, want %+v", p.Payer, want)
+	}
+	// A second credit from someone else does not change who is paid back.
+	credit.Entry.EntryRef, credit.DebtorAccount, credit.Amount = "E2", "999", decimal.RequireFromString("65")
+	out, err = DecideBankCredit(ReceiveBankCredit{Credit: credit, Matches: []TenantPayment{{Payment: p}}, UnmatchedID: uuid.New(), Now: now})
+	if p = step(t, p, out.Payment, err, "payment.deposited"); *p.Payer != want {
+		t.Errorf("after a second payer: got %+v, want %+v", p.Payer, want)
+	}
+
+	momo := UnmatchedFunds{ID: uuid.New(), TenantID: OperatorBooks, Status: UnmatchedOpen, Rail: FundingMomo, Amount: decimal.NewFromInt(100),
+		Currency: "KES", DebtorAccount: "254712345678"}
+	m := Payment{ID: uuid.New(), Funding: FundingMomo, Status: StatusCreated, DepositCurrency: "KES", DepositDue: decimal.NewFromInt(100),
+		ExpiresAt: now.Add(time.Hour)}
+	assigned, err := DecideAssignUnmatched(momo, AssignUnmatched{Payment: m, By: "ops", Now: now})
+	if m = step(t, m, assigned.Payment, err, "payment.deposited"); m.Payer == nil || m.Payer.PhoneNumber != "+254712345678" {
+		t.Errorf("assigned M-Pesa funds: got payer %+v, want +254712345678", m.Payer)
+	}
 }

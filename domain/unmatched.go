@@ -173,7 +173,7 @@ func DecideAssignUnmatched(u UnmatchedFunds, c AssignUnmatched) (AssignOutcome, 
 	}
 	deposit := decimal.Min(u.Amount, p.Outstanding())
 	id := u.ID
-	events, err := DecideDeposit(p, RecordDeposit{Amount: deposit, Now: c.Now, Source: &DepositSource{UnmatchedID: &id}})
+	events, err := DecideDeposit(p, RecordDeposit{Amount: deposit, Now: c.Now, Source: &DepositSource{UnmatchedID: &id}, Payer: u.payer()})
 	if err != nil {
 		return AssignOutcome{}, err
 	}
@@ -191,6 +191,21 @@ func DecideAssignUnmatched(u UnmatchedFunds, c AssignUnmatched) (AssignOutcome, 
 			DebtorName: u.DebtorName, DebtorAccount: u.DebtorAccount, Postings: unmatchedInPostings(u.Rail, u.Currency, excess), At: at}}
 	}
 	return out, nil
+}
+
+// payer is who the rail reported sent u, as a payment keeps them: a bank
+// debtor's account, the phone an M-Pesa payment came from; nil for a USDT
+// sender (nothing can be sent back) or when the rail reported none.
+func (u UnmatchedFunds) payer() *Payer {
+	switch {
+	case u.DebtorAccount == "":
+		return nil
+	case u.Rail == FundingBankTransfer:
+		return &Payer{Name: u.DebtorName, Account: u.DebtorAccount}
+	case u.Rail == FundingMomo:
+		return MomoPayer(u.DebtorAccount)
+	}
+	return nil
 }
 
 // ReturnUnmatched is an operator's marking of an open item for return.

@@ -92,7 +92,8 @@ func (w *Workers) MomoPaid(ctx context.Context, tenantID, paymentID uuid.UUID, a
 		if p.Status != domain.StatusCreated || p.AmountDeposited.IsPositive() {
 			return nil, nil
 		}
-		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: decimal.NewFromInt(amount), Now: at, InvoiceSettled: true})
+		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: decimal.NewFromInt(amount), Now: at, InvoiceSettled: true,
+			Payer: domain.MomoPayer(phone)})
 	})
 	if err != nil {
 		return false, err

@@ -218,7 +218,7 @@ func (l *Ledger) ImportCamt(ctx context.Context, r io.Reader, meta domain.Metada
 	for _, c := range f.Credits {
 		res, err := l.RecordBankCredit(ctx, domain.BankCredit{Entry: domain.BankEntry{Account: c.Account, EntryRef: c.EntryRef},
 			Amount: c.Amount, Currency: c.Currency, References: c.References, DebtorName: c.DebtorName,
-			DebtorAccount: c.DebtorIBAN}, meta)
+			DebtorAccount: c.DebtorIBAN, DebtorBank: c.DebtorBank}, meta)
 		if err != nil {
 			return rep, err
 		}

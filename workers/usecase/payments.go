@@ -64,15 +64,25 @@ func (l *Ledger) AttachPaymentDocument(ctx context.Context, ref domain.StreamRef
 
 // RecordSandboxDeposit records a deposit of amount (zero: what remains
 // due when it is decided) on a sandbox payment, deciding first on read,
-// the payment as the request read it (ExecutePaymentFrom).
+// the payment as the request read it (ExecutePaymentFrom). A momo push is
+// paid from the phone it prompted, the payer's default momo number, as
+// M-Pesa would report it; the other sandbox rails report no payer.
 func (l *Ledger) RecordSandboxDeposit(ctx context.Context, ref domain.StreamRef, read domain.PaymentSnapshot, amount decimal.Decimal,
 	meta domain.Metadata) (domain.PaymentSnapshot, error) {
+	var payer *domain.Payer
+	if read.Funding == domain.FundingMomo {
+		u, err := l.User(ctx, ref.TenantID, read.UserID)
+		if err != nil && domain.ErrorKind(err) != domain.NotFound { // a user gone since reports no payer
+			return domain.PaymentSnapshot{}, err
+		}
+		payer = domain.MomoPayer(u.DefaultMomoPhone())
+	}
 	return l.ExecutePaymentFrom(ctx, ref, read, meta, func(p domain.Payment) ([]domain.Event, error) {
 		a := amount
 		if a.IsZero() {
 			a = p.Outstanding()
 		}
-		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: a, Now: time.Now()})
+		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: a, Now: time.Now(), Payer: payer})
 	})
 }
 

@@ -10,7 +10,8 @@
 //   - https://mx-message.com/m/camt-054-001-11/BkToCstmrDbtCdtNtfctn/Ntfctn/Ntry/RvslInd
 //     and its sibling pages under .../Ntfctn/Ntry (NtryRef, Amt with Ccy,
 //     CdtDbtInd CRDT or DBIT, Sts, BookgDt, AcctSvcrRef, NtryDtls/TxDtls
-//     with RltdPties and RmtInf Ustrd or Strd/CdtrRefInf/Ref);
+//     with RltdPties, RltdAgts/DbtrAgt/FinInstnId/Nm and RmtInf Ustrd or
+//     Strd/CdtrRefInf/Ref);
 //   - https://developer.gs.com/docs/services/transaction-banking/camt54-advices/
 //     (a credit advice is /Document/BkToCstmrDbtCdtNtfctn/Ntfctn/Ntry with
 //     CdtDbtInd CRDT; the account is Ntfctn/Acct/Id/IBAN or Othr/Id).
@@ -45,6 +46,7 @@ type Credit struct {
 	References []string        // the remittance references the payer quoted: every Ustrd and Strd/CdtrRefInf/Ref, trimmed, distinct
 	DebtorName string          // the payer, as the bank reported it
 	DebtorIBAN string          // the payer's account: the IBAN, else the other id
+	DebtorBank string          // the payer's bank (RltdAgts/DbtrAgt/FinInstnId/Nm), which a refund to the account needs
 	BookedAt   time.Time       // the booking date (midnight UTC for a date without time); zero when absent
 }
 
@@ -191,7 +193,8 @@ type transaction struct {
 			ID accountID `xml:"Id"`
 		} `xml:"DbtrAcct"`
 	} `xml:"RltdPties"`
-	Remittance struct {
+	DebtorAgent string `xml:"RltdAgts>DbtrAgt>FinInstnId>Nm"`
+	Remittance  struct {
 		Unstructured []string `xml:"Ustrd"`
 		Structured   []struct {
 			CreditorRef string `xml:"CdtrRefInf>Ref"`
@@ -279,6 +282,9 @@ func (c *Credit) addDetails(t transaction) {
 	}
 	if c.DebtorIBAN == "" {
 		c.DebtorIBAN = t.RelatedParties.DebtorAccount.ID.id()
+	}
+	if c.DebtorBank == "" {
+		c.DebtorBank = strings.TrimSpace(t.DebtorAgent)
 	}
 	refs := append([]string(nil), t.Remittance.Unstructured...)
 	for _, s := range t.Remittance.Structured {
