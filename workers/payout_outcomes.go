@@ -8,12 +8,17 @@ import (
 	"github.com/ledger/ledger/domain"
 )
 
-// PayoutSettled is a payout rail's report that it learned a payout's
-// outcome outside a call (a provider's webhook): the payout is called
-// again, the rail answers the outcome it recorded, and the payment moves
-// to success or failed. A payment no longer transferring is left as it is.
+// PayoutSettled is a payout rail's report that it learned the outcome of
+// a payout, or of a change refund, outside a call (a provider's webhook):
+// the payout (or refund) is called again, the rail answers the outcome it
+// recorded, and the payment moves to success or failed (its change to
+// refunded or queued). A payment no longer transferring, whose change is
+// not being sent, is left as it is.
 func (w *Workers) PayoutSettled(ctx context.Context, tenantID, paymentID uuid.UUID) error {
-	return w.payOut(ctx, tenantID, paymentID)
+	if err := w.payOut(ctx, tenantID, paymentID); err != nil {
+		return err
+	}
+	return w.settleChangeRefund(ctx, tenantID, paymentID)
 }
 
 // PayoutReversed records that a payment's confirmed payout came back

@@ -89,6 +89,10 @@ type Config struct {
 	// how often it looks.
 	StalledAfter time.Duration
 	StalledPoll  time.Duration
+	// RefundRails says which payout rails can pay a payer their change
+	// back (domain.RefundRails): in sandbox mode the sandbox rail pays
+	// any; in production those configured.
+	RefundRails domain.RefundRails
 	// PayoutGrace is how long after a payment's conversion its transferring
 	// message leaves the payout to the process that converted it
 	// (takeOverPayout).
@@ -122,6 +126,7 @@ type Workers struct {
 	paying                  *payingHere      // payments this process converted and is paying out now
 	advancing               *advancingHere   // payments whose conversion the fast path is making
 	stalled                 stalledCursor    // where the stalled sweep goes on from (one goroutine: runStalled)
+	stalledRefunds          stalledCursor    // where its sweep of change refunds goes on from
 	expiryPage              int              // overdue payments one query reads (expiryPage; tests lower it)
 }
 
@@ -167,6 +172,9 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	if cfg.StalledPoll <= 0 {
 		cfg.StalledPoll = 30 * time.Second
 	}
+	if cfg.RefundRails == nil {
+		cfg.RefundRails = func(string, string) bool { return false } // every refund waits for an operator
+	}
 	if cfg.OpenSecret == nil {
 		cfg.OpenSecret = func(_ context.Context, stored string) (string, error) { return stored, nil }
 	}
@@ -175,7 +183,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
 		senders: newSendingPayments(), sendSlots: make(sendSlots, cfg.WebhookSends), settled: newSettledHere(), paying: newPayingHere(),
 		advancing: newAdvancingHere(),
-		stalled:   stalledCursor{batch: stalledBatch}, expiryPage: expiryPage}
+		stalled:   stalledCursor{batch: stalledBatch}, stalledRefunds: stalledCursor{batch: stalledBatch}, expiryPage: expiryPage}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.
@@ -187,6 +195,8 @@ func (w *Workers) Run(ctx context.Context) error {
 		g.Go(func() error { return c.run(ctx, w.js) })
 	}
 	g.Go(func() error { retireDurable(ctx, w.js, w.cfg.Stream, lifecycleReplaces, names, w.log); return nil })
+	refunds := w.changeRefundsConsumer()
+	g.Go(func() error { return refunds.run(ctx, w.js) })
 	g.Go(func() error { return w.runExpiry(ctx) })
 	g.Go(func() error { return w.runWebhooks(ctx) })
 	g.Go(func() error { return w.runStalled(ctx) })

@@ -6,9 +6,11 @@ import (
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 	_ "time/tzdata" // Africa/Johannesburg on machines without a zone database
 
@@ -163,6 +165,24 @@ func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool, outcomes railOutcomes
 	fees := payout.FeeLimit{Sats: cfg.LNMaxFeeSats, PPM: cfg.LNMaxFeePPM}
 	byRail[domain.PayoutLightning] = payout.NewLightning(pool, lnurl, r.lnd, fees)
 	return byRail, p
+}
+
+// refundRails says whom the payout rails can pay their change back: in
+// sandbox mode anyone (the sandbox rail pays every rail), in production an
+// M-Pesa phone in shillings by B2C, and a bank account in a currency
+// Paystack pays bank merchants in.
+func (p providers) refundRails(sandbox bool) domain.RefundRails {
+	return func(rail, currency string) bool {
+		switch {
+		case sandbox:
+			return true
+		case rail == domain.PayoutMomo:
+			return p.momo != nil && currency == "KES"
+		case rail == domain.PayoutBank:
+			return p.bank != nil && slices.Contains(slices.Collect(maps.Values(bankCurrencies)), currency)
+		}
+		return false
+	}
 }
 
 // usdtWatcher gives USDT payments their addresses from the xpub and

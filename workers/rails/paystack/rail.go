@@ -123,7 +123,7 @@ func (p *Rail) Payout(ctx context.Context, r payout.Request) (payout.Outcome, er
 		return payout.Outcome{}, fmt.Errorf("paystack payout %s: mark posted: %w", row.reference, err)
 	}
 	t, err := p.client.Initiate(ctx, TransferRequest{Source: "balance", Amount: amount, Recipient: recipient,
-		Reason: "Payment " + r.PaymentID.String(), Currency: r.Currency, Reference: row.reference})
+		Reason: r.Purpose(), Currency: r.Currency, Reference: row.reference})
 	if api, ok := refused(err); ok && lowBalance(api) {
 		// Ours to fix, not the recipient's: the payout waits for a top-up
 		// (the stalled-payment sweep retries it) rather than failing.

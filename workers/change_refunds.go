@@ -1,0 +1,113 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/payout"
+)
+
+// The change refund worker pays a payment's change back once its payout
+// has succeeded (domain/change_refund.go). Its durable takes the success
+// events; the step records the intent (payment.change_refund_sent, or
+// queued when no rail can pay the payer), calls the payout rail with the
+// refund's own idempotency key and records the answer. A crash or a
+// redelivery anywhere repeats the step on the payment's current state: an
+// intent already recorded is not recorded again, and the rail answers the
+// repeated key as it did the first time, so the change is paid once. A
+// refund the provider holds pending (ErrPending) ends when the rail hears
+// (PayoutSettled), or when the stalled sweep asks again (refundStalled).
+
+// changeRefundsDurable is the change refund worker's durable: never rename
+// it, a new name replays every success event (each finds its refund made).
+const changeRefundsDurable = "change_refunds"
+
+func (w *Workers) changeRefundsConsumer() *consumer {
+	return &consumer{name: changeRefundsDurable, stream: w.cfg.Stream, filter: w.cfg.SubjectPrefix + ".*.payment.*.success",
+		maxDeliver: 12, concurrency: 4, handle: w.handleChangeRefund, log: w.log, metrics: w.metrics}
+}
+
+func (w *Workers) handleChangeRefund(ctx context.Context, subject string) error {
+	tenant, aggregate, id, _, ok := subjectParts(subject)
+	if !ok || aggregate != "payment" {
+		return nil
+	}
+	tenantID, err1 := uuid.Parse(tenant)
+	paymentID, err2 := uuid.Parse(id)
+	if err1 != nil || err2 != nil {
+		return nil // not a subject this service writes: nothing to do, and retrying will not help
+	}
+	return w.refundChange(ctx, tenantID, paymentID)
+}
+
+// refundChange records how a successful payment's change goes back and,
+// when a rail can pay it, pays it.
+func (w *Workers) refundChange(ctx context.Context, tenantID, paymentID uuid.UUID) error {
+	p, err := w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
+		return domain.DecideSendChangeRefund(p, domain.SendChangeRefund{Rails: w.cfg.RefundRails, Now: w.now()})
+	})
+	if err != nil || p.ChangeRefundStatus != domain.ChangeSending {
+		return err
+	}
+	return w.payChangeRefund(ctx, tenantID, p)
+}
+
+// payChangeRefund calls the rail for p's change refund, sent, and records
+// its answer.
+func (w *Workers) payChangeRefund(ctx context.Context, tenantID uuid.UUID, p domain.PaymentSnapshot) error {
+	payer := p.Payer
+	if payer == nil { // unreachable: a refund is sent only to a payer the rail reported
+		payer = &domain.Payer{}
+	}
+	out, err := w.rail.Payout(ctx, payout.Request{PaymentID: p.ID, TenantID: tenantID, IdempotencyKey: p.ChangeRefund.IdempotencyKey,
+		Refund: true, Rail: p.ChangeRefund.Rail, Amount: p.ChangeOwed(), Currency: p.DepositCurrency, Name: payer.Name,
+		BankName: payer.BankName, AccountNumber: payer.Account, PhoneNumber: payer.PhoneNumber})
+	if errors.Is(err, payout.ErrPending) {
+		w.log.Debug("change refund: pending at the provider", "payment", p.ID)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("change refund of %s: %w", p.ID, err)
+	}
+	_, err = w.executeFrom(ctx, tenantID, p.ID, p, func(p domain.Payment) ([]domain.Event, error) {
+		return domain.DecideChangeRefundResult(p, domain.PayoutResult{PayoutID: out.PayoutID, Rejected: out.Rejected,
+			Reason: out.Reason, Now: w.now()})
+	})
+	return err
+}
+
+// settleChangeRefund is a rail's report that it learned how a refund sent
+// ended: the rail is called again, answers what it recorded, and the
+// answer is recorded. A payment whose refund is not being sent is left to
+// the change refund worker: a payout's report does not make a refund's call.
+func (w *Workers) settleChangeRefund(ctx context.Context, tenantID, paymentID uuid.UUID) error {
+	p, err := w.payments.Payment(ctx, tenantID, paymentID)
+	if err != nil || p.ChangeRefundStatus != domain.ChangeSending {
+		return err
+	}
+	return w.payChangeRefund(ctx, tenantID, p)
+}
+
+// refundStalled takes the next batch of the successful payments whose
+// change is still pending or sending since before StalledAfter (a message
+// parked after its last delivery, a provider that never reported) and
+// runs their refund step again. The index payments_change_owed has the
+// same predicate (projections migration 0022).
+func (w *Workers) refundStalled(ctx context.Context) error {
+	list, err := w.stalledPayments(ctx, &w.stalledRefunds,
+		`status = 'success' AND state->>'changeRefundStatus' IN ('pending', 'sending')`)
+	if err != nil {
+		return err
+	}
+	for _, s := range list {
+		w.metrics.stalled.Inc()
+		if err := w.refundChange(ctx, s.tenant, s.payment); err != nil {
+			w.log.Warn("stalled change refunds: step failed; the next sweep tries again", "payment", s.payment, "err", err)
+		}
+	}
+	return nil
+}
