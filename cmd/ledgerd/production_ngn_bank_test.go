@@ -59,7 +59,7 @@ func TestProductionNGNBankTransfer(t *testing.T) {
 			t.Fatalf("%s: depositBankDetails: got %+v, want a %s amount and a reference", c.from, due, c.depositCurrency)
 		}
 		amount := decimal.New(due.Amount, -2)
-		rep := p.s.importCamt(t, camtFile(t, credit{fmt.Sprintf("NG-ENTRY-%d", i), amount.StringFixed(2), due.Currency, due.Reference, ""}))
+		rep := p.s.importCamt(t, camtFile(t, credit{fmt.Sprintf("NG-ENTRY-%d", i), amount.StringFixed(2), due.Currency, due.Reference, "", ""}))
 		if paid, _ := wantOutcome(t, rep, "deposited", ""); paid != id {
 			t.Fatalf("%s: the credit deposited to %q, want %s", c.from, paid, id)
 		}

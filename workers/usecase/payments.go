@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
@@ -111,5 +112,21 @@ func (l *Ledger) ResolvePayout(ctx context.Context, ref domain.StreamRef, c doma
 	return l.ExecutePayment(ctx, ref, meta, func(p domain.Payment) ([]domain.Event, error) {
 		c.Now = time.Now()
 		return domain.DecideResolvePayout(p, c)
+	})
+}
+
+// ResolveChangeRefund records a payment's queued change refund as paid by
+// hand by an operator (domain.DecideResolveChangeRefund), whoever's the
+// payment is.
+func (l *Ledger) ResolveChangeRefund(ctx context.Context, paymentID uuid.UUID, c domain.ResolveChangeRefund,
+	meta domain.Metadata) (domain.PaymentSnapshot, error) {
+	p, err := l.PaymentOfAnyTenant(ctx, paymentID)
+	if err != nil {
+		return domain.PaymentSnapshot{}, err
+	}
+	ref := domain.StreamRef{TenantID: p.TenantID, Type: "payment", ID: paymentID}
+	return l.ExecutePaymentFrom(ctx, ref, p.PaymentSnapshot, meta, func(p domain.Payment) ([]domain.Event, error) {
+		c.Now = time.Now()
+		return domain.DecideResolveChangeRefund(p, c)
 	})
 }
