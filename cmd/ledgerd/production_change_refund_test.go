@@ -207,4 +207,16 @@ func TestProductionCamtChangeRefund(t *testing.T) {
 	if _, refunded := p.s.changeOwed(t, euro); refunded != 1 || fake.Transfers() != 3 {
 		t.Errorf("got %d change_refunded events and %d transfers, want one event and no transfer for it", refunded, fake.Transfers())
 	}
+	// Every refund's postings balance, and change_payable nets to zero.
+	p.s.ledgerctl(t, "audit", "verify")
+	balances := mustStatus(t, p.s.call(t, http.MethodGet, "/ledger/balances", p.tok, ""), http.StatusOK)
+	change := map[any]any{}
+	for _, a := range balances["items"].([]any) {
+		if a := a.(map[string]any); a["account"] == "change_payable" {
+			change[a["currency"]] = a["balance"]
+		}
+	}
+	if len(change) != 2 || change["NGN"] != 0.0 || change["EUR"] != 0.0 {
+		t.Errorf("change_payable: got %v, want NGN and EUR at 0 once every change is paid back", change)
+	}
 }
