@@ -32,14 +32,9 @@ func (w *Workers) changeRefundsConsumer() *consumer {
 }
 
 func (w *Workers) handleChangeRefund(ctx context.Context, subject string) error {
-	tenant, aggregate, id, _, ok := subjectParts(subject)
-	if !ok || aggregate != "payment" {
+	tenantID, paymentID, _, ok := paymentSubject(subject)
+	if !ok {
 		return nil
-	}
-	tenantID, err1 := uuid.Parse(tenant)
-	paymentID, err2 := uuid.Parse(id)
-	if err1 != nil || err2 != nil {
-		return nil // not a subject this service writes: nothing to do, and retrying will not help
 	}
 	return w.refundChange(ctx, tenantID, paymentID)
 }

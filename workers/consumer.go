@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -276,6 +277,19 @@ func subjectParts(subject string) (tenant, aggregate, id, event string, ok bool)
 	}
 	n := len(parts)
 	return parts[n-4], parts[n-3], parts[n-2], parts[n-1], true
+}
+
+// paymentSubject reads the tenant, payment and event of a payment event's
+// subject; ok is false for any other subject, or one whose ids this
+// service did not write: nothing to do, and retrying will not help.
+func paymentSubject(subject string) (tenantID, paymentID uuid.UUID, event string, ok bool) {
+	tenant, aggregate, id, event, ok := subjectParts(subject)
+	if !ok || aggregate != "payment" {
+		return uuid.Nil, uuid.Nil, "", false
+	}
+	tenantID, err1 := uuid.Parse(tenant)
+	paymentID, err2 := uuid.Parse(id)
+	return tenantID, paymentID, event, err1 == nil && err2 == nil
 }
 
 // metrics are the workers' Prometheus series.

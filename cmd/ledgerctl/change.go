@@ -64,7 +64,7 @@ func changeList(ctx context.Context, db *database, args []string, stdout io.Writ
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PAYMENT\tAMOUNT\tFUNDING\tPAYER\tREASON\tTENANT\tQUEUED")
-	totals, order := map[string]decimal.Decimal{}, []string{}
+	var totals currencyTotals
 	for _, q := range items {
 		payer := "-"
 		if q.Payer != nil {
@@ -72,14 +72,9 @@ func changeList(ctx context.Context, db *database, args []string, stdout io.Writ
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", q.PaymentID, domain.FormatAmount(q.Amount, q.Currency), q.Funding, payer,
 			q.Reason, q.TenantID, q.QueuedAt)
-		if _, ok := totals[q.Currency]; !ok {
-			order = append(order, q.Currency)
-		}
-		totals[q.Currency] = totals[q.Currency].Add(q.Amount)
+		totals.add(q.Amount, q.Currency)
 	}
-	for _, cur := range order {
-		fmt.Fprintf(tw, "total\t%s\n", domain.FormatAmount(totals[cur], cur))
-	}
+	totals.print(tw, 1)
 	return tw.Flush()
 }
 
@@ -88,17 +83,14 @@ const changePaidUsage = "usage: ledgerctl change paid PAYMENT_ID --reference REF
 // changePaid records a queued change refund as paid by hand: the operator
 // sent the change back to the payer and names the transfer's reference.
 func changePaid(ctx context.Context, db *database, args []string, stdout io.Writer) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return errors.New(changePaidUsage)
-	}
-	paymentID, err := uuid.Parse(args[0])
+	paymentID, rest, err := leadingID(args, "a payment id", changePaidUsage)
 	if err != nil {
-		return fmt.Errorf("%q is not a payment id (UUID)\n%s", args[0], changePaidUsage)
+		return err
 	}
 	fs := flag.NewFlagSet("change paid", flag.ContinueOnError)
 	reference := fs.String("reference", "", "the reference of the transfer that paid the change back")
 	by := fs.String("by", db.getenv("USER"), "the operator's name, recorded on the event")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(rest); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {

@@ -78,7 +78,7 @@ func unmatchedList(ctx context.Context, db *database, args []string, stdout io.W
 func printUnmatched(w io.Writer, items []projections.UnmatchedSnapshot) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tREASON\tAMOUNT\tENTRY\tREFERENCES\tPAYER ACCOUNT\tPAYMENT\tRECEIVED")
-	totals, order := map[string]decimal.Decimal{}, []string{}
+	var totals currencyTotals
 	for _, u := range items {
 		payment := "-"
 		if u.PaymentID != nil {
@@ -86,14 +86,9 @@ func printUnmatched(w io.Writer, items []projections.UnmatchedSnapshot) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", u.ID, u.Status, u.Reason, domain.FormatAmount(u.Amount, u.Currency),
 			u.Entry.EntryRef, strings.Join(u.References, " "), orDash(u.DebtorAccount), payment, u.ReceivedAt.Format(domain.TimeFormat))
-		if _, ok := totals[u.Currency]; !ok {
-			order = append(order, u.Currency)
-		}
-		totals[u.Currency] = totals[u.Currency].Add(u.Amount)
+		totals.add(u.Amount, u.Currency)
 	}
-	for _, cur := range order {
-		fmt.Fprintf(tw, "total\t\t\t%s\n", domain.FormatAmount(totals[cur], cur))
-	}
+	totals.print(tw, 3)
 	return tw.Flush()
 }
 
@@ -107,7 +102,7 @@ func orDash(s string) string {
 // unmatchedAssign gives an open item to a payment, which proceeds as if
 // the credit had quoted its reference.
 func unmatchedAssign(ctx context.Context, db *database, args []string, stdout io.Writer) error {
-	id, rest, err := unmatchedID(args, "usage: ledgerctl unmatched assign ID --payment PAYMENT_ID [--by NAME]")
+	id, rest, err := leadingID(args, "an unmatched funds id", "usage: ledgerctl unmatched assign ID --payment PAYMENT_ID [--by NAME]")
 	if err != nil {
 		return err
 	}
@@ -138,7 +133,7 @@ func unmatchedAssign(ctx context.Context, db *database, args []string, stdout io
 // unmatchedReturn marks an open item for return to the payer's account as
 // the bank reported it.
 func unmatchedReturn(ctx context.Context, db *database, args []string, stdout io.Writer) error {
-	id, rest, err := unmatchedID(args, "usage: ledgerctl unmatched return ID [--by NAME]")
+	id, rest, err := leadingID(args, "an unmatched funds id", "usage: ledgerctl unmatched return ID [--by NAME]")
 	if err != nil {
 		return err
 	}
@@ -161,16 +156,41 @@ func unmatchedReturn(ctx context.Context, db *database, args []string, stdout io
 	return printJSON(stdout, u)
 }
 
-// unmatchedID reads the item id that comes first in args.
-func unmatchedID(args []string, usage string) (uuid.UUID, []string, error) {
+// leadingID reads the id (what: "a payment id") that comes first in args,
+// before the flags, and returns the rest.
+func leadingID(args []string, what, usage string) (uuid.UUID, []string, error) {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return uuid.Nil, nil, errors.New(usage)
 	}
 	id, err := uuid.Parse(args[0])
 	if err != nil {
-		return uuid.Nil, nil, fmt.Errorf("%q is not an unmatched funds id (UUID)\n%s", args[0], usage)
+		return uuid.Nil, nil, fmt.Errorf("%q is not %s (UUID)\n%s", args[0], what, usage)
 	}
 	return id, args[1:], nil
+}
+
+// currencyTotals sums amounts per currency, in the order the currencies
+// first came.
+type currencyTotals struct {
+	sums  map[string]decimal.Decimal
+	order []string
+}
+
+func (c *currencyTotals) add(amount decimal.Decimal, currency string) {
+	if c.sums == nil {
+		c.sums = map[string]decimal.Decimal{}
+	}
+	if _, ok := c.sums[currency]; !ok {
+		c.order = append(c.order, currency)
+	}
+	c.sums[currency] = c.sums[currency].Add(amount)
+}
+
+// print writes a "total" line per currency, its amount in column col.
+func (c *currencyTotals) print(w io.Writer, col int) {
+	for _, cur := range c.order {
+		fmt.Fprintf(w, "total%s%s\n", strings.Repeat("\t", col), domain.FormatAmount(c.sums[cur], cur))
+	}
 }
 
 // operatorName is the actor of a resolution: who decided where the money

@@ -11,8 +11,6 @@ import (
 
 	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
 	"github.com/ledger/ledger/workers/rails/mpesa/mpesatest"
-	"github.com/ledger/ledger/workers/rails/paystack"
-	"github.com/ledger/ledger/workers/rails/paystack/paystacktest"
 )
 
 // changeIs is a waitFor condition: the payment's changeRefundStatus is status.
@@ -52,14 +50,7 @@ func mpesaChangeSetup(t *testing.T, fake *mpesatest.Server) (p paymentSetup, env
 		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
 	id = p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya","bufferRate":0.05}`,
 		p.keMomo))["id"].(string)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(fake.Prompts()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no prompt was sent")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	fake.Approve(fake.Prompts()[0].CheckoutID)
+	fake.Approve(firstPrompt(t, fake).CheckoutID)
 	return p, env, id, forward
 }
 
@@ -149,12 +140,7 @@ func TestProductionMPesaChangeRefundAfterCrash(t *testing.T) {
 // ledgerctl change list, and recorded as paid by an operator once.
 func TestProductionCamtChangeRefund(t *testing.T) {
 	t.Parallel()
-	fake := paystacktest.NewServer(t, paystackTestKey)
-	fake.SettleWith("success")
-	env := productionLightning(t, lndtest.NewNode(t))
-	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, fake.URL()
-	p := newPaymentSetup(t, env)
-	fake.SetWebhookURL(p.s.URL + paystack.WebhookPath)
+	p, fake := paystackPayouts(t)
 
 	fund := func(from, entry, debtor, bank string) string {
 		got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r","fromCountry":%q,"bufferRate":0.05}`, p.za, from))
