@@ -81,10 +81,13 @@ type PaymentChangeRefunded struct {
 }
 
 // PaymentChangeRefundQueued records a change refund no rail can make: it
-// waits for an operator, and stays owed (change_payable) meanwhile.
+// waits for an operator, and stays owed (change_payable) meanwhile. A
+// refund the payer's bank reversed after it was made is queued again, its
+// postings bringing the change back to change_payable.
 type PaymentChangeRefundQueued struct {
-	Reason string    `json:"reason"`
-	At     time.Time `json:"at"`
+	Reason   string    `json:"reason"`
+	Postings []Posting `json:"postings,omitempty"` // double entry, balanced per currency
+	At       time.Time `json:"at"`
 }
 
 func (PaymentChangeRefundSent) EventType() string   { return "payment.change_refund_sent" }
@@ -199,6 +202,20 @@ func DecideChangeRefundResult(p Payment, r PayoutResult) ([]Event, error) {
 	}
 	return []Event{PaymentChangeRefunded{PayoutID: r.PayoutID, At: at,
 		Postings: changeRefundPostings(p, ExternalAccount(p.changeRefund().Rail))}}, nil
+}
+
+// DecideChangeRefundReversal records that the payer's bank sent a change
+// refund back (a reversed transfer): the change is owed again and waits
+// for an operator. Only a refund the rail made can be, once: one an
+// operator paid by hand, or a repeated report, decides nothing.
+func DecideChangeRefundReversal(p Payment, r PayoutReversal) ([]Event, error) {
+	if p.ChangeRefundStatus != ChangeRefunded || p.changeRefund().ResolvedBy != "" {
+		return nil, nil
+	}
+	var j journal
+	j.move(p.DepositCurrency, p.ChangeOwed(), ExternalAccount(p.changeRefund().Rail), AccountChange)
+	return []Event{PaymentChangeRefundQueued{Reason: "the payer's bank reversed the refund: " + r.Reason, Postings: j,
+		At: r.Now.UTC().Truncate(time.Millisecond)}}, nil
 }
 
 // ResolveChangeRefund is an operator's record of a queued change refund

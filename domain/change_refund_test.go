@@ -133,6 +133,25 @@ func TestChangeRefundOutcomes(t *testing.T) {
 		}
 		_, err = DecideResolveChangeRefund(after, ResolveChangeRefund{Reference: "x", By: "ops", Now: businessHours})
 		wantError(t, err, Conflict, "change_refund_not_queued")
+
+		// The payer's bank sends the refund back: owed again, queued.
+		all = append(all, PostingsOf(events[0])...)
+		events, err = DecideChangeRefundReversal(after, PayoutReversal{PayoutID: "RKT1", Reason: "account closed", Now: businessHours})
+		after = step(t, after, events, err, "payment.change_refund_queued")
+		balance = balances(append(all, PostingsOf(events[0])...))
+		if !balance["change_payable KES"].Equal(p.ChangeOwed().Neg()) || after.ChangeRefundStatus != ChangeQueued ||
+			after.ChangeRefund.Reason != "the payer's bank reversed the refund: account closed" {
+			t.Errorf("after the reversal: change_payable %s, %s %+v; want the change owed again, queued", balance["change_payable KES"],
+				after.ChangeRefundStatus, after.ChangeRefund)
+		}
+		if again, err := DecideChangeRefundReversal(after, PayoutReversal{PayoutID: "RKT1", Now: businessHours}); err != nil || len(again) > 0 {
+			t.Errorf("the reversal reported twice: got %v %v, want nothing", again, err)
+		}
+		events, err = DecideResolveChangeRefund(after, ResolveChangeRefund{Reference: "BANK-1", By: "ops", Now: businessHours})
+		after = step(t, after, events, err, "payment.change_refunded")
+		if again, err := DecideChangeRefundReversal(after, PayoutReversal{PayoutID: "RKT1", Now: businessHours}); err != nil || len(again) > 0 {
+			t.Errorf("the reversal reported after an operator paid: got %v %v, want nothing", again, err)
+		}
 	})
 	t.Run("refused, then paid by hand", func(t *testing.T) {
 		t.Parallel()

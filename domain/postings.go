@@ -106,6 +106,8 @@ func PostingsOf(e Event) []Posting {
 		return e.Postings
 	case PaymentChangeRefunded:
 		return e.Postings
+	case PaymentChangeRefundQueued:
+		return e.Postings
 	case UnmatchedFundsReceived:
 		return e.Postings
 	case UnmatchedFundsAssigned:

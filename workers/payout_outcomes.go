@@ -22,10 +22,16 @@ func (w *Workers) PayoutSettled(ctx context.Context, tenantID, paymentID uuid.UU
 }
 
 // PayoutReversed records that a payment's confirmed payout came back
-// (payment.payout_reversed); a repeated report records nothing new.
-func (w *Workers) PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, payoutID, reason string) error {
+// (payment.payout_reversed), or, when key is its change refund's
+// (domain.ChangeRefundKey), that the refund did (the change is owed again
+// and queued for an operator); a repeated report records nothing new.
+func (w *Workers) PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, key, payoutID, reason string) error {
 	_, err := w.execute(ctx, tenantID, paymentID, func(p domain.Payment) ([]domain.Event, error) {
-		return domain.DecidePayoutReversal(p, domain.PayoutReversal{PayoutID: payoutID, Reason: reason, Now: w.now()})
+		r := domain.PayoutReversal{PayoutID: payoutID, Reason: reason, Now: w.now()}
+		if key == domain.ChangeRefundKey(paymentID) {
+			return domain.DecideChangeRefundReversal(p, r)
+		}
+		return domain.DecidePayoutReversal(p, r)
 	})
 	return err
 }

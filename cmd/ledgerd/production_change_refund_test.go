@@ -135,7 +135,9 @@ func TestProductionMPesaChangeRefundAfterCrash(t *testing.T) {
 // TestProductionCamtChangeRefund: a naira payer's bank credit (camt.054,
 // its debtor account and bank) funds a payment with a buffer; after the
 // Paystack payout succeeds, the change goes back to the debtor's account
-// by a Paystack transfer under its own reference. A euro payer's change
+// by a Paystack transfer under its own reference; when the payer's bank
+// reverses that transfer, the change is owed again and queued (the payout
+// stands), and an operator pays it by hand. A euro payer's change
 // cannot be sent (Paystack pays no euros): it is queued, listed by
 // ledgerctl change list, and recorded as paid by an operator once.
 func TestProductionCamtChangeRefund(t *testing.T) {
@@ -168,8 +170,20 @@ func TestProductionCamtChangeRefund(t *testing.T) {
 	if _, ok := fake.Transfer(naira); !ok {
 		t.Error("the payout's transfer is not under the payment id")
 	}
+	// The payer's bank sends the refund back: the change is owed again and
+	// queued, twice reported; the payout stands.
+	fake.Settle("change-"+naira, "reversed")
+	fake.Settle("change-"+naira, "reversed")
+	got := p.waitFor(t, naira, 10*time.Second, changeIs("queued"))
+	var reversals int
+	p.s.queryRow(t, `SELECT count(*) FROM events WHERE stream_id = $1 AND type IN ('payment.payout_reversed', 'payment.change_refund_queued')`,
+		[]any{naira}, &reversals)
+	if got["status"] != "success" || reversals != 1 {
+		t.Errorf("after the refund's reversal: got %v with %d reversal events, want success and the refund queued once", got["status"], reversals)
+	}
+	p.s.ledgerctl(t, "change", "paid", naira, "--reference", "NIP-0042", "--by", "ops")
 
-	got := p.waitFor(t, euro, 20*time.Second, changeIs("queued"))
+	got = p.waitFor(t, euro, 20*time.Second, changeIs("queued"))
 	if got["status"] != "success" {
 		t.Errorf("euro payment: got %v, want success", got["status"])
 	}
@@ -189,6 +203,9 @@ func TestProductionCamtChangeRefund(t *testing.T) {
 	}
 	if got := p.waitFor(t, euro, 5*time.Second, changeIs("refunded")); got["status"] != "success" {
 		t.Errorf("after change paid: got %v", got["status"])
+	}
+	if _, refunded := p.s.changeOwed(t, naira); refunded != 2 {
+		t.Errorf("naira payment: got %d change_refunded events, want the rail's and the operator's", refunded)
 	}
 	if _, refunded := p.s.changeOwed(t, euro); refunded != 1 || fake.Transfers() != 3 {
 		t.Errorf("got %d change_refunded events and %d transfers, want one event and no transfer for it", refunded, fake.Transfers())

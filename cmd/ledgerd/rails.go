@@ -234,8 +234,8 @@ func (o railOutcomes) USDTDeposited(ctx context.Context, tenantID, paymentID uui
 	return o.a.workers.USDTDeposited(ctx, tenantID, paymentID, amount, ref, sender, address, at)
 }
 
-func (o railOutcomes) PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, transferCode, reason string) error {
-	return o.a.workers.PayoutReversed(ctx, tenantID, paymentID, transferCode, reason)
+func (o railOutcomes) PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, key, transferCode, reason string) error {
+	return o.a.workers.PayoutReversed(ctx, tenantID, paymentID, key, transferCode, reason)
 }
 
 // sandboxPayouts shows the sandbox rail's books to httpapi.

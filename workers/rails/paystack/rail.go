@@ -32,8 +32,10 @@ type Outcomes interface {
 	// PayoutSettled asks for the payout to be called again, which now
 	// answers the recorded outcome and moves the payment on.
 	PayoutSettled(ctx context.Context, tenantID, paymentID uuid.UUID) error
-	// PayoutReversed records that a successful payout came back.
-	PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, transferCode, reason string) error
+	// PayoutReversed records that a successful payout came back; key is
+	// the payout's idempotency key (the payment's payout, or its change
+	// refund).
+	PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, key, transferCode, reason string) error
 }
 
 // Rail is the payout rail for bank accounts through Paystack Transfers.
