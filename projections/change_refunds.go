@@ -10,12 +10,10 @@ import (
 // QueuedChangeRefunds returns every tenant's successful payments whose
 // change waits for an operator (changeRefundStatus queued), oldest first:
 // the operator's list beside the unmatched-funds queue. The index
-// payments_change_owed (migration 0022) finds them: the query repeats its
-// predicate, so the planner sees the index applies.
+// payments_change_owed (migration 0022) finds them.
 func (q *Reader) QueuedChangeRefunds(ctx context.Context) ([]TenantPaymentSnapshot, error) {
 	rows, err := q.pool.Query(ctx, `SELECT tenant_id, state, version, updated_at FROM payments
-		WHERE status = 'success' AND state->>'changeRefundStatus' IN ('pending', 'sending', 'queued')
-			AND state->>'changeRefundStatus' = 'queued'
+		WHERE status = 'success' AND state->>'changeRefundStatus' = 'queued'
 		ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list queued change refunds: %w", err)
