@@ -137,7 +137,8 @@ func TestProductionMPesaChangeRefundAfterCrash(t *testing.T) {
 // Paystack payout succeeds, the change goes back to the debtor's account
 // by a Paystack transfer under its own reference; when the payer's bank
 // reverses that transfer, the change is owed again and queued (the payout
-// stands), and an operator pays it by hand. A euro payer's change
+// stands), and an operator pays it by hand. A debtor whose bank Paystack
+// does not list is refused by the rail and queued. A euro payer's change
 // cannot be sent (Paystack pays no euros): it is queued, listed by
 // ledgerctl change list, and recorded as paid by an operator once.
 func TestProductionCamtChangeRefund(t *testing.T) {
@@ -157,6 +158,7 @@ func TestProductionCamtChangeRefund(t *testing.T) {
 	}
 	naira := fund("Nigeria", "NG-CHANGE-1", "0123456789", "Access Bank")
 	euro := fund("Europe", "EU-CHANGE-1", "FR7630006000011234567890189", "BNP Paribas")
+	unknownBank := fund("Nigeria", "NG-CHANGE-2", "0987654321", "Bank of Nowhere")
 
 	p.waitFor(t, naira, 20*time.Second, changeIs("refunded"))
 	owed, refunded := p.s.changeOwed(t, naira)
@@ -183,6 +185,19 @@ func TestProductionCamtChangeRefund(t *testing.T) {
 	}
 	p.s.ledgerctl(t, "change", "paid", naira, "--reference", "NIP-0042", "--by", "ops")
 
+	// A debtor's bank Paystack does not know: the rail refuses, nothing is
+	// sent, and the refund waits for an operator with Paystack's reason.
+	got = p.waitFor(t, unknownBank, 20*time.Second, changeIs("queued"))
+	if _, sent := fake.Transfer("change-" + unknownBank); sent || got["status"] != "success" {
+		t.Errorf("refund to an unknown bank: got a transfer %v, payment %v; want none, success", sent, got["status"])
+	}
+	var reason string
+	p.s.queryRow(t, `SELECT state->'changeRefund'->>'reason' FROM payments WHERE id = $1`, []any{unknownBank}, &reason)
+	if reason != `the payout rail refused the refund: Paystack does not pay "Bank of Nowhere" in NGN` {
+		t.Errorf("refund to an unknown bank: got reason %q", reason)
+	}
+	p.s.ledgerctl(t, "change", "paid", unknownBank, "--reference", "NIP-0043", "--by", "ops")
+
 	got = p.waitFor(t, euro, 20*time.Second, changeIs("queued"))
 	if got["status"] != "success" {
 		t.Errorf("euro payment: got %v, want success", got["status"])
@@ -207,7 +222,7 @@ func TestProductionCamtChangeRefund(t *testing.T) {
 	if _, refunded := p.s.changeOwed(t, naira); refunded != 2 {
 		t.Errorf("naira payment: got %d change_refunded events, want the rail's and the operator's", refunded)
 	}
-	if _, refunded := p.s.changeOwed(t, euro); refunded != 1 || fake.Transfers() != 3 {
+	if _, refunded := p.s.changeOwed(t, euro); refunded != 1 || fake.Transfers() != 4 {
 		t.Errorf("got %d change_refunded events and %d transfers, want one event and no transfer for it", refunded, fake.Transfers())
 	}
 	// Every refund's postings balance, and change_payable nets to zero.
@@ -219,7 +234,7 @@ func TestProductionCamtChangeRefund(t *testing.T) {
 			change[a["currency"]] = a["balance"]
 		}
 	}
-	if len(change) != 2 || change["NGN"] != 0.0 || change["EUR"] != 0.0 {
+	if len(change) != 2 || change["NGN"] != 0.0 || change["EUR"] != 0.0 { // NGN: the refunded, the reversed and the refused refunds
 		t.Errorf("change_payable: got %v, want NGN and EUR at 0 once every change is paid back", change)
 	}
 }
