@@ -79,7 +79,7 @@ func DecideBankCredit(c ReceiveBankCredit) (CreditOutcome, error) {
 	}
 	received := UnmatchedFundsReceived{UnmatchedID: c.UnmatchedID, Rail: FundingBankTransfer, Amount: cr.Amount,
 		Currency: cr.Currency, Entry: cr.Entry, References: slices.Clone(cr.References), DebtorName: cr.DebtorName,
-		DebtorAccount: cr.DebtorAccount, At: c.Now.UTC().Truncate(time.Millisecond)}
+		DebtorAccount: cr.DebtorAccount, DebtorBank: cr.DebtorBank, At: c.Now.UTC().Truncate(time.Millisecond)}
 	hold := func(tenant uuid.UUID, reason string, p *Payment) (CreditOutcome, error) {
 		received.Reason, received.TenantID = reason, tenant
 		if p != nil {

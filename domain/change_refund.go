@@ -47,8 +47,9 @@ func MomoPayer(msisdn string) *Payer {
 	return &Payer{PhoneNumber: "+" + strings.TrimPrefix(msisdn, "+")}
 }
 
-// ChangeRefund is how a payment's change is being, or was, paid back.
-type ChangeRefund struct {
+// PayerRefund is how money owed to a payer (a payment's change, returned
+// unmatched funds) is being, or was, paid back.
+type PayerRefund struct {
 	Rail           string `json:"rail,omitempty"`           // the payout rail asked: MOMO or BANK
 	IdempotencyKey string `json:"idempotencyKey,omitempty"` // ChangeRefundKey
 	PayoutID       string `json:"payoutId,omitempty"`       // the rail's id of the refund, or the operator's reference
@@ -108,7 +109,7 @@ var (
 func applyChangeRefund(p Payment, e Event) Payment {
 	switch e := e.(type) {
 	case PaymentChangeRefundSent:
-		p.ChangeRefundStatus, p.ChangeRefund = ChangeSending, &ChangeRefund{Rail: e.Rail, IdempotencyKey: e.IdempotencyKey}
+		p.ChangeRefundStatus, p.ChangeRefund = ChangeSending, &PayerRefund{Rail: e.Rail, IdempotencyKey: e.IdempotencyKey}
 		p.UpdatedAt = e.At
 	case PaymentChangeRefunded:
 		r := p.changeRefund()
@@ -123,9 +124,9 @@ func applyChangeRefund(p Payment, e Event) Payment {
 }
 
 // changeRefund is a copy of p's refund details, so folds never share them.
-func (p Payment) changeRefund() ChangeRefund {
+func (p Payment) changeRefund() PayerRefund {
 	if p.ChangeRefund == nil {
-		return ChangeRefund{}
+		return PayerRefund{}
 	}
 	return *p.ChangeRefund
 }

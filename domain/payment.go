@@ -70,7 +70,7 @@ type Payment struct {
 	ChangeRefundSats    *int64            `json:"changeRefundSats,omitempty"`
 	ChangeRefundStatus  string            `json:"changeRefundStatus,omitempty"`
 	ChangeDue           *decimal.Decimal  `json:"changeDue,omitempty"`     // the change in DepositCurrency, as booked to change_payable
-	ChangeRefund        *ChangeRefund     `json:"changeRefund,omitempty"`  // how the change is paid back (change_refund.go)
+	ChangeRefund        *PayerRefund      `json:"changeRefund,omitempty"`  // how the change is paid back (change_refund.go)
 	Payer               *Payer            `json:"payer" ledger:"personal"` // as the funding rail reported them; nil when it did not
 	LightningInvoice    *LightningInvoice `json:"lightningInvoice,omitempty"`
 	DepositDetails      json.RawMessage   `json:"depositDetails,omitempty"`

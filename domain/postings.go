@@ -114,6 +114,8 @@ func PostingsOf(e Event) []Posting {
 		return e.Postings
 	case UnmatchedFundsReturnRequested:
 		return e.Postings
+	case UnmatchedFundsReturned:
+		return e.Postings
 	}
 	return nil
 }

@@ -60,7 +60,9 @@ type UnmatchedFunds struct {
 	PaymentID     *uuid.UUID      `json:"paymentId,omitempty"` // the payment the credit named, if one
 	DebtorName    string          `json:"debtorName" ledger:"personal"`
 	DebtorAccount string          `json:"debtorAccount" ledger:"personal"`
+	DebtorBank    string          `json:"debtorBank,omitempty"` // the debtor's bank, as the bank reported it
 	AssignedTo    *uuid.UUID      `json:"assignedTo,omitempty"` // the payment it was assigned to
+	Return        *PayerRefund    `json:"return,omitempty"`     // the return to the payer a payout rail was asked for (unmatched_return.go)
 	ResolvedBy    string          `json:"resolvedBy,omitempty"`
 	ReceivedAt    time.Time       `json:"receivedAt"`
 	UpdatedAt     time.Time       `json:"updatedAt"`
@@ -80,6 +82,7 @@ type UnmatchedFundsReceived struct {
 	PaymentID     *uuid.UUID      `json:"paymentId,omitempty"`
 	DebtorName    string          `json:"debtorName" ledger:"personal"`
 	DebtorAccount string          `json:"debtorAccount" ledger:"personal"`
+	DebtorBank    string          `json:"debtorBank,omitempty"`
 	Postings      []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	At            time.Time       `json:"at"`
 }
@@ -124,12 +127,14 @@ func ApplyUnmatched(u UnmatchedFunds, e Event) UnmatchedFunds {
 	case UnmatchedFundsReceived:
 		u = UnmatchedFunds{ID: e.UnmatchedID, TenantID: e.TenantID, Status: UnmatchedOpen, Reason: e.Reason, Rail: e.Rail,
 			Amount: e.Amount, Currency: e.Currency, Entry: e.Entry, References: e.References, PaymentID: e.PaymentID,
-			DebtorName: e.DebtorName, DebtorAccount: e.DebtorAccount, ReceivedAt: e.At, UpdatedAt: e.At}
+			DebtorName: e.DebtorName, DebtorAccount: e.DebtorAccount, DebtorBank: e.DebtorBank, ReceivedAt: e.At, UpdatedAt: e.At}
 	case UnmatchedFundsAssigned:
 		id := e.PaymentID
 		u.Status, u.AssignedTo, u.ResolvedBy, u.UpdatedAt = UnmatchedAssigned, &id, e.By, e.At
 	case UnmatchedFundsReturnRequested:
 		u.Status, u.ResolvedBy, u.UpdatedAt = UnmatchedReturning, e.By, e.At
+	default:
+		u = applyReturn(u, e)
 	}
 	return u
 }
@@ -188,7 +193,8 @@ func DecideAssignUnmatched(u UnmatchedFunds, c AssignUnmatched) (AssignOutcome, 
 		pid := p.ID
 		out.Unmatched = []Event{UnmatchedFundsReceived{UnmatchedID: c.UnmatchedID, TenantID: c.Tenant, Reason: UnmatchedOverpaid,
 			Rail: u.Rail, Amount: excess, Currency: u.Currency, Entry: u.Entry, References: u.References, PaymentID: &pid,
-			DebtorName: u.DebtorName, DebtorAccount: u.DebtorAccount, Postings: unmatchedInPostings(u.Rail, u.Currency, excess), At: at}}
+			DebtorName: u.DebtorName, DebtorAccount: u.DebtorAccount, DebtorBank: u.DebtorBank,
+			Postings: unmatchedInPostings(u.Rail, u.Currency, excess), At: at}}
 	}
 	return out, nil
 }
@@ -201,7 +207,7 @@ func (u UnmatchedFunds) payer() *Payer {
 	case u.DebtorAccount == "":
 		return nil
 	case u.Rail == FundingBankTransfer:
-		return &Payer{Name: u.DebtorName, Account: u.DebtorAccount}
+		return &Payer{Name: u.DebtorName, Account: u.DebtorAccount, BankName: u.DebtorBank}
 	case u.Rail == FundingMomo:
 		return MomoPayer(u.DebtorAccount)
 	}

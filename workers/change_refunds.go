@@ -104,5 +104,5 @@ func (w *Workers) refundStalled(ctx context.Context) error {
 			w.log.Warn("stalled change refunds: step failed; the next sweep tries again", "payment", s.payment, "err", err)
 		}
 	}
-	return nil
+	return w.returnsStalled(ctx)
 }

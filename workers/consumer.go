@@ -19,8 +19,9 @@ import (
 // until acknowledged, and a message that keeps failing is parked (Term)
 // with a log line and a metric instead of blocking the stream.
 type consumer struct {
-	name        string // the durable name: never rename it, a new name replays the stream
-	replaces    string // a durable this one takes over from (see ensure); "": none
+	name        string    // the durable name: never rename it, a new name replays the stream
+	replaces    string    // a durable this one takes over from (see ensure); "": none
+	startAt     time.Time // a new durable starts with the messages published since, not at the stream's start; zero: at the start
 	stream      string
 	filter      string
 	maxDeliver  int
@@ -56,11 +57,14 @@ func (c *consumer) ensure(ctx context.Context, js jetstream.JetStream) (jetstrea
 	cur, err := js.Consumer(ctx, c.stream, c.name)
 	if err == nil {
 		info := cur.CachedInfo()
-		cfg.DeliverPolicy, cfg.OptStartSeq = info.Config.DeliverPolicy, info.Config.OptStartSeq
+		cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = info.Config.DeliverPolicy, info.Config.OptStartSeq, info.Config.OptStartTime
 		return js.UpdateConsumer(ctx, c.stream, cfg)
 	}
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return nil, err
+	}
+	if !c.startAt.IsZero() {
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &c.startAt
 	}
 	if c.replaces != "" {
 		old, err := js.Consumer(ctx, c.stream, c.replaces)

@@ -55,6 +55,11 @@ func (p payments) RecordRailFunds(ctx context.Context, f domain.RailFunds, meta 
 	return usecase.New(usecase.Config{}, p.store, p.Reader, usecase.Rails{}).RecordRailFunds(ctx, f, meta)
 }
 
+func (p payments) ExecuteUnmatched(ctx context.Context, id uuid.UUID, meta domain.Metadata,
+	decide func(domain.UnmatchedFunds) ([]domain.Event, error)) (domain.UnmatchedFunds, error) {
+	return usecase.New(usecase.Config{}, p.store, p.Reader, usecase.Rails{}).ExecuteUnmatched(ctx, id, meta, decide)
+}
+
 // fixedPrices is a price feed of every currency the tests pay in or out
 // (a conversion prices the deposit's currency too, for the change).
 type fixedPrices struct{}

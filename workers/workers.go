@@ -38,6 +38,9 @@ type Payments interface {
 	// as unmatched funds, once per provider reference (nil: recorded
 	// before).
 	RecordRailFunds(ctx context.Context, f domain.RailFunds, meta domain.Metadata) (*uuid.UUID, error)
+	// ExecuteUnmatched runs a command on an unmatched item's stream.
+	ExecuteUnmatched(ctx context.Context, id uuid.UUID, meta domain.Metadata,
+		decide func(domain.UnmatchedFunds) ([]domain.Event, error)) (domain.UnmatchedFunds, error)
 	// RecordWebhookAttempt logs an attempt and moves its delivery on, in
 	// one transaction (projections.DeliveryLog); after a 2xx, the same
 	// transaction leases the payment's next delivery, due at now, until
@@ -128,6 +131,7 @@ type Workers struct {
 	stalled                 stalledCursor    // where the stalled sweep goes on from (one goroutine: runStalled)
 	stalledRefunds          stalledCursor    // where its sweep of change refunds goes on from
 	expiryPage              int              // overdue payments one query reads (expiryPage; tests lower it)
+	started                 time.Time        // when this process's workers were made
 }
 
 // New returns the workers.
@@ -183,7 +187,8 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
 		senders: newSendingPayments(), sendSlots: make(sendSlots, cfg.WebhookSends), settled: newSettledHere(), paying: newPayingHere(),
 		advancing: newAdvancingHere(),
-		stalled:   stalledCursor{batch: stalledBatch}, stalledRefunds: stalledCursor{batch: stalledBatch}, expiryPage: expiryPage}
+		stalled:   stalledCursor{batch: stalledBatch}, stalledRefunds: stalledCursor{batch: stalledBatch}, expiryPage: expiryPage,
+		started: time.Now()}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.
@@ -195,8 +200,9 @@ func (w *Workers) Run(ctx context.Context) error {
 		g.Go(func() error { return c.run(ctx, w.js) })
 	}
 	g.Go(func() error { retireDurable(ctx, w.js, w.cfg.Stream, lifecycleReplaces, names, w.log); return nil })
-	refunds := w.changeRefundsConsumer()
+	refunds, returns := w.changeRefundsConsumer(), w.unmatchedReturnsConsumer()
 	g.Go(func() error { return refunds.run(ctx, w.js) })
+	g.Go(func() error { return returns.run(ctx, w.js) })
 	g.Go(func() error { return w.runExpiry(ctx) })
 	g.Go(func() error { return w.runWebhooks(ctx) })
 	g.Go(func() error { return w.runStalled(ctx) })

@@ -109,8 +109,8 @@ func changePaid(ctx context.Context, db *database, args []string, stdout io.Writ
 		return fmt.Errorf("payment %s: %w", paymentID, err)
 	}
 	return printJSON(stdout, struct {
-		PaymentID          uuid.UUID            `json:"paymentId"`
-		ChangeRefundStatus string               `json:"changeRefundStatus"`
-		ChangeRefund       *domain.ChangeRefund `json:"changeRefund"`
+		PaymentID          uuid.UUID           `json:"paymentId"`
+		ChangeRefundStatus string              `json:"changeRefundStatus"`
+		ChangeRefund       *domain.PayerRefund `json:"changeRefund"`
 	}{p.ID, p.ChangeRefundStatus, p.ChangeRefund})
 }

@@ -46,7 +46,7 @@ func depositsImport(ctx context.Context, db *database, args []string, stdout io.
 // --status says otherwise) and its total per currency.
 func unmatchedList(ctx context.Context, db *database, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("unmatched list", flag.ContinueOnError)
-	status := fs.String("status", domain.UnmatchedOpen, "open, assigned, returning, or all")
+	status := fs.String("status", domain.UnmatchedOpen, "open, assigned, returning, returned, or all")
 	asJSON := fs.Bool("json", false, "print the items as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -54,9 +54,9 @@ func unmatchedList(ctx context.Context, db *database, args []string, stdout io.W
 	switch *status {
 	case "all":
 		*status = ""
-	case domain.UnmatchedOpen, domain.UnmatchedAssigned, domain.UnmatchedReturning:
+	case domain.UnmatchedOpen, domain.UnmatchedAssigned, domain.UnmatchedReturning, domain.UnmatchedReturned:
 	default:
-		return fmt.Errorf("--status must be open, assigned, returning or all, not %q", *status)
+		return fmt.Errorf("--status must be open, assigned, returning, returned or all, not %q", *status)
 	}
 	if err := db.open(ctx); err != nil {
 		return err

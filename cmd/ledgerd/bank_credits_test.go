@@ -96,6 +96,23 @@ func (s *testServer) depositEvents(t *testing.T, paymentID string) int {
 	return n
 }
 
+// waitUnmatched waits for unmatched item id to reach status.
+func (s *testServer) waitUnmatched(t *testing.T, id, status string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var got string
+		s.queryRow(t, `SELECT status FROM unmatched_funds WHERE id = $1`, []any{id}, &got)
+		if got == status {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("unmatched funds %s: got %s, want %s", id, got, status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func wantOutcome(t *testing.T, rep importReport, outcome, reason string) (paymentID, unmatchedID string) {
 	t.Helper()
 	if len(rep.Credits) != 1 || rep.Credits[0].Outcome != outcome || rep.Credits[0].Reason != reason {
@@ -264,6 +281,15 @@ func TestCamtDeposits(t *testing.T) {
 		mustDecode(t, s.ledgerctl(t, "unmatched", "list", "--json"), &open)
 		if len(open) != 1 || open[0].ID != wrongCurID {
 			t.Errorf("open queue: got %+v, want only %s", open, wrongCurID)
+		}
+		// The sandbox rail pays the return back to the payer's IBAN, once.
+		s.waitUnmatched(t, excessID, "returned")
+		var returns int
+		var key string
+		s.queryRow(t, `SELECT count(*) OVER (), idempotency_key FROM sandbox_payouts WHERE payment_id = $1 AND refund`,
+			[]any{excessID}, &returns, &key)
+		if returns != 1 || key != "return-"+excessID {
+			t.Errorf("sandbox returns: got %d keyed %s, want one keyed return-<id>", returns, key)
 		}
 	})
 

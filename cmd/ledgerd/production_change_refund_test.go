@@ -238,3 +238,34 @@ func TestProductionCamtChangeRefund(t *testing.T) {
 		t.Errorf("change_payable: got %v, want NGN and EUR at 0 once every change is paid back", change)
 	}
 }
+
+// TestProductionUnmatchedReturnByPaystack: a naira credit that names no
+// payment, marked for return by an operator, is paid back to the debtor's
+// account (with its bank, as the camt credit named them) by a Paystack
+// transfer under the return's own reference, once. A euro credit's return
+// has no rail: it stays returning, the operator's to send.
+func TestProductionUnmatchedReturnByPaystack(t *testing.T) {
+	t.Parallel()
+	p, fake := paystackPayouts(t)
+	_, naira := wantOutcome(t, p.s.importCamt(t, camtFile(t, credit{"NG-STRAY-1", "2500.00", "NGN", "LDGNOPAYMENTXYZ", "0123456789", "Access Bank"})),
+		"unmatched", "no_match")
+	_, euro := wantOutcome(t, p.s.importCamt(t, camtFile(t, credit{"EU-STRAY-1", "40.00", "EUR", "LDGNOPAYMENTXYZ", "FR76300060000112345", "BNP Paribas"})),
+		"unmatched", "no_match")
+	p.s.ledgerctl(t, "unmatched", "return", naira, "--by", "ops")
+	p.s.ledgerctl(t, "unmatched", "return", euro, "--by", "ops")
+
+	p.s.waitUnmatched(t, naira, "returned")
+	tr, ok := fake.Transfer("return-" + naira)
+	if !ok || tr.Currency != "NGN" || tr.Amount != 250000 || fake.Transfers() != 1 {
+		t.Fatalf("got transfer %+v (%d in all), want NGN 2500.00 under return-<id>, the only one", tr, fake.Transfers())
+	}
+	if kind, bank, account := fake.RecipientOf(tr); kind != "nuban" || bank != "044" || account != "0123456789" {
+		t.Errorf("return recipient: got %s %s %s, want the debtor's nuban 044 0123456789", kind, bank, account)
+	}
+	var status string
+	p.s.queryRow(t, `SELECT status FROM unmatched_funds WHERE id = $1`, []any{euro}, &status)
+	if status != "returning" {
+		t.Errorf("euro return: got %s, want returning (no rail pays euros)", status)
+	}
+	p.s.ledgerctl(t, "audit", "verify")
+}

@@ -27,7 +27,7 @@ type Request struct {
 	PaymentID      uuid.UUID
 	TenantID       uuid.UUID // whose payment: a rail that learns outcomes later reports them by tenant and payment
 	IdempotencyKey string    // the same key is never paid twice
-	Refund         bool      // a payment's change paid back to its payer (IdempotencyKey is the refund's), not its payout
+	Refund         bool      // money paid back to a payer (a payment's change, returned unmatched funds: PaymentID is the item's), not a payout
 	Rail           string    // BANK, MOMO or LIGHTNING
 	Amount         decimal.Decimal
 	Currency       string // ZAR, KES, NGN, or BTC (Amount in sats)
@@ -39,10 +39,10 @@ type Request struct {
 }
 
 // Purpose is what r pays, as a provider's remarks show it: "Payment <id>",
-// or "Change refund <id>".
+// or "Refund <id>".
 func (r Request) Purpose() string {
 	if r.Refund {
-		return "Change refund " + r.PaymentID.String()
+		return "Refund " + r.PaymentID.String()
 	}
 	return "Payment " + r.PaymentID.String()
 }
