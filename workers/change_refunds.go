@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/workers/rails/payout"
@@ -54,25 +55,41 @@ func (w *Workers) refundChange(ctx context.Context, tenantID, paymentID uuid.UUI
 // payChangeRefund calls the rail for p's change refund, sent, and records
 // its answer.
 func (w *Workers) payChangeRefund(ctx context.Context, tenantID uuid.UUID, p domain.PaymentSnapshot) error {
-	payer := p.Payer
-	if payer == nil { // unreachable: a refund is sent only to a payer the rail reported
-		payer = &domain.Payer{}
+	var payer domain.Payer // a refund is sent only to a payer the rail reported
+	if p.Payer != nil {
+		payer = *p.Payer
 	}
-	out, err := w.rail.Payout(ctx, payout.Request{PaymentID: p.ID, TenantID: tenantID, IdempotencyKey: p.ChangeRefund.IdempotencyKey,
-		Refund: true, Rail: p.ChangeRefund.Rail, Amount: p.ChangeOwed(), Currency: p.DepositCurrency, Name: payer.Name,
-		BankName: payer.BankName, AccountNumber: payer.Account, PhoneNumber: payer.PhoneNumber})
+	return w.payBack(ctx, payerRequest(p.ID, tenantID, *p.ChangeRefund, p.ChangeOwed(), p.DepositCurrency, payer),
+		func(r domain.PayoutResult) error {
+			_, err := w.executeFrom(ctx, tenantID, p.ID, p, func(p domain.Payment) ([]domain.Event, error) {
+				return domain.DecideChangeRefundResult(p, r)
+			})
+			return err
+		})
+}
+
+// payerRequest is the payout rail's request that pays a payer back: the
+// refund sent (its rail and key) of amount, to payer, for id (a payment,
+// or unmatched funds).
+func payerRequest(id, tenantID uuid.UUID, sent domain.PayerRefund, amount decimal.Decimal, currency string, payer domain.Payer) payout.Request {
+	return payout.Request{PaymentID: id, TenantID: tenantID, IdempotencyKey: sent.IdempotencyKey, Refund: true, Rail: sent.Rail,
+		Amount: amount, Currency: currency, Name: payer.Name, BankName: payer.BankName, AccountNumber: payer.Account,
+		PhoneNumber: payer.PhoneNumber}
+}
+
+// payBack calls the rail for r, money back to a payer, and records its
+// answer. One the provider holds pending records nothing: the rail's
+// report (PayoutSettled) or the stalled sweep calls again.
+func (w *Workers) payBack(ctx context.Context, r payout.Request, record func(domain.PayoutResult) error) error {
+	out, err := w.rail.Payout(ctx, r)
 	if errors.Is(err, payout.ErrPending) {
-		w.log.Debug("change refund: pending at the provider", "payment", p.ID)
+		w.log.Debug("refund: pending at the provider", "key", r.IdempotencyKey)
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("change refund of %s: %w", p.ID, err)
+		return fmt.Errorf("refund %s: %w", r.IdempotencyKey, err)
 	}
-	_, err = w.executeFrom(ctx, tenantID, p.ID, p, func(p domain.Payment) ([]domain.Event, error) {
-		return domain.DecideChangeRefundResult(p, domain.PayoutResult{PayoutID: out.PayoutID, Rejected: out.Rejected,
-			Reason: out.Reason, Now: w.now()})
-	})
-	return err
+	return record(domain.PayoutResult{PayoutID: out.PayoutID, Rejected: out.Rejected, Reason: out.Reason, Now: w.now()})
 }
 
 // settleChangeRefund is a rail's report that it learned how a refund sent

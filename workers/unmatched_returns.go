@@ -2,14 +2,11 @@ package workers
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
-	"github.com/ledger/ledger/workers/rails/payout"
 )
 
 // The unmatched returns worker pays back the unmatched funds an operator
@@ -54,21 +51,13 @@ func (w *Workers) returnUnmatched(ctx context.Context, id uuid.UUID) error {
 
 // payReturn calls the rail for u's return, sent, and records its answer.
 func (w *Workers) payReturn(ctx context.Context, u domain.UnmatchedFunds) error {
-	payer := u.ReturnPayer()
-	out, err := w.rail.Payout(ctx, payout.Request{PaymentID: u.ID, TenantID: u.TenantID, IdempotencyKey: u.Return.IdempotencyKey,
-		Refund: true, Rail: u.Return.Rail, Amount: u.Amount, Currency: u.Currency, Name: payer.Name, BankName: payer.BankName,
-		AccountNumber: payer.Account, PhoneNumber: payer.PhoneNumber})
-	if errors.Is(err, payout.ErrPending) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("return of unmatched funds %s: %w", u.ID, err)
-	}
-	_, err = w.payments.ExecuteUnmatched(ctx, u.ID, workerMeta, func(u domain.UnmatchedFunds) ([]domain.Event, error) {
-		return domain.DecideReturnResult(u, domain.PayoutResult{PayoutID: out.PayoutID, Rejected: out.Rejected, Reason: out.Reason,
-			Now: w.now()})
-	})
-	return err
+	return w.payBack(ctx, payerRequest(u.ID, u.TenantID, *u.Return, u.Amount, u.Currency, u.ReturnPayer()),
+		func(r domain.PayoutResult) error {
+			_, err := w.payments.ExecuteUnmatched(ctx, u.ID, workerMeta, func(u domain.UnmatchedFunds) ([]domain.Event, error) {
+				return domain.DecideReturnResult(u, r)
+			})
+			return err
+		})
 }
 
 // settleReturn is a rail's report that it learned how the return of
