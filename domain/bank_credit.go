@@ -32,6 +32,15 @@ type BankCredit struct {
 	References    []string // every remittance reference the payer quoted
 	DebtorName    string
 	DebtorAccount string // IBAN or account number, as the bank reported it
+	DebtorBank    string // the debtor's bank, as the bank reported it
+}
+
+// payer is who the bank reported paid c; nil when it named no account.
+func (c BankCredit) payer() *Payer {
+	if c.DebtorAccount == "" {
+		return nil
+	}
+	return &Payer{Name: c.DebtorName, Account: c.DebtorAccount, BankName: c.DebtorBank}
 }
 
 // CreditOutcome is what a bank credit does: funds on at most one payment,
@@ -70,7 +79,7 @@ func DecideBankCredit(c ReceiveBankCredit) (CreditOutcome, error) {
 	}
 	received := UnmatchedFundsReceived{UnmatchedID: c.UnmatchedID, Rail: FundingBankTransfer, Amount: cr.Amount,
 		Currency: cr.Currency, Entry: cr.Entry, References: slices.Clone(cr.References), DebtorName: cr.DebtorName,
-		DebtorAccount: cr.DebtorAccount, At: c.Now.UTC().Truncate(time.Millisecond)}
+		DebtorAccount: cr.DebtorAccount, DebtorBank: cr.DebtorBank, At: c.Now.UTC().Truncate(time.Millisecond)}
 	hold := func(tenant uuid.UUID, reason string, p *Payment) (CreditOutcome, error) {
 		received.Reason, received.TenantID = reason, tenant
 		if p != nil {
@@ -101,7 +110,7 @@ func DecideBankCredit(c ReceiveBankCredit) (CreditOutcome, error) {
 	}
 	deposit := decimal.Min(cr.Amount, p.Outstanding())
 	entry := cr.Entry
-	events, err := DecideDeposit(p, RecordDeposit{Amount: deposit, Now: c.Now, Source: &DepositSource{Entry: &entry}})
+	events, err := DecideDeposit(p, RecordDeposit{Amount: deposit, Now: c.Now, Source: &DepositSource{Entry: &entry}, Payer: cr.payer()})
 	if err != nil {
 		return CreditOutcome{}, err
 	}

@@ -248,3 +248,14 @@ func copyID(id *uuid.UUID) *uuid.UUID {
 	c := *id
 	return &c
 }
+
+// DefaultMomoPhone is the number of u's default momo account, where a momo
+// push prompts the payer; "" when u has no default.
+func (u User) DefaultMomoPhone() string {
+	for _, a := range u.MomoAccounts {
+		if u.DefaultMomoAccountID != nil && a.ID == *u.DefaultMomoAccountID {
+			return a.PhoneNumber
+		}
+	}
+	return ""
+}

@@ -69,6 +69,9 @@ type Payment struct {
 	BufferAmountSats    int64             `json:"bufferAmountSats"`
 	ChangeRefundSats    *int64            `json:"changeRefundSats,omitempty"`
 	ChangeRefundStatus  string            `json:"changeRefundStatus,omitempty"`
+	ChangeDue           *decimal.Decimal  `json:"changeDue,omitempty"`     // the change in DepositCurrency, as booked to change_payable
+	ChangeRefund        *PayerRefund      `json:"changeRefund,omitempty"`  // how the change is paid back (change_refund.go)
+	Payer               *Payer            `json:"payer" ledger:"personal"` // as the funding rail reported them; nil when it did not
 	LightningInvoice    *LightningInvoice `json:"lightningInvoice,omitempty"`
 	DepositDetails      json.RawMessage   `json:"depositDetails,omitempty"`
 	RecipientDetails    RecipientDetails  `json:"recipientDetails" ledger:"personal"`
@@ -191,6 +194,8 @@ func ApplyPayment(p Payment, e Event) Payment {
 		p = e.Payment
 	case PaymentDocumentAttached:
 		p.Documents, p.UpdatedAt = e.Documents, e.At
+	case PaymentChangeRefundSent, PaymentChangeRefunded, PaymentChangeRefundQueued:
+		p = applyChangeRefund(p, e)
 	default:
 		p = applyLifecycle(p, e)
 	}

@@ -30,10 +30,11 @@ const (
 // PaymentDepositReceived records funds that do not cover the amount due
 // yet: the payment stays created and keeps waiting.
 type PaymentDepositReceived struct {
-	Amount   decimal.Decimal `json:"amount"`             // this deposit, in the deposit currency
-	Total    decimal.Decimal `json:"total"`              // deposited so far
-	Source   *DepositSource  `json:"source,omitempty"`   // where a bank transfer's funds came from; nil for the other rails
-	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
+	Amount   decimal.Decimal `json:"amount"`                  // this deposit, in the deposit currency
+	Total    decimal.Decimal `json:"total"`                   // deposited so far
+	Source   *DepositSource  `json:"source,omitempty"`        // where a bank transfer's funds came from; nil for the other rails
+	Payer    *Payer          `json:"payer" ledger:"personal"` // who paid, as the rail reported them; nil when it did not
+	Postings []Posting       `json:"postings,omitempty"`      // double entry, balanced per currency
 	Message  string          `json:"message"`
 	At       time.Time       `json:"at"`
 	Ref      string          `json:"ref,omitempty"` // the provider's id of the transfer it counts (RecordDeposit.Ref)
@@ -45,8 +46,9 @@ type PaymentDeposited struct {
 	Amount   decimal.Decimal `json:"amount"`
 	Total    decimal.Decimal `json:"total"`
 	Held     bool            `json:"held"`
-	Source   *DepositSource  `json:"source,omitempty"`   // where a bank transfer's funds came from; nil for the other rails
-	Postings []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
+	Source   *DepositSource  `json:"source,omitempty"`        // where a bank transfer's funds came from; nil for the other rails
+	Payer    *Payer          `json:"payer" ledger:"personal"` // who paid, as the rail reported them; nil when it did not
+	Postings []Posting       `json:"postings,omitempty"`      // double entry, balanced per currency
 	Message  string          `json:"message"`
 	At       time.Time       `json:"at"`
 	Ref      string          `json:"ref,omitempty"` // the provider's id of the transfer it counts (RecordDeposit.Ref)
@@ -160,15 +162,16 @@ func applyLifecycle(p Payment, e Event) Payment {
 	switch e := e.(type) {
 	case PaymentDepositReceived:
 		p.AmountDeposited, p.StatusLog, p.UpdatedAt = e.Total, e.Message, e.At
-		p.DepositRefs = withRef(p.DepositRefs, e.Ref)
+		p.DepositRefs, p.Payer = withRef(p.DepositRefs, e.Ref), withPayer(p.Payer, e.Payer)
 		return p
 	case PaymentDeposited:
 		p.AmountDeposited, p.Status, p.StatusLog, p.HeldForDocuments, p.UpdatedAt = e.Total, StatusDeposited, e.Message, e.Held, e.At
-		p.DepositRefs = withRef(p.DepositRefs, e.Ref)
+		p.DepositRefs, p.Payer = withRef(p.DepositRefs, e.Ref), withPayer(p.Payer, e.Payer)
 	case PaymentTransferring:
 		sats, change := e.AmountSats, e.ChangeRefundSats
 		p.Status, p.StatusLog, p.AmountSats, p.BTCPrice, p.PayoutAmount = StatusTransferring, e.Message, &sats, e.BTCPrice, e.PayoutAmount
 		p.ChangeRefundSats, p.ChangeRefundStatus, p.HeldForDocuments, p.UpdatedAt = &change, e.ChangeRefundStatus, false, e.At
+		p.ChangeDue = credited(e.Postings, AccountChange)
 	case PaymentSucceeded:
 		settled := e.AmountSettled
 		p.Status, p.StatusLog, p.AmountSettled, p.UpdatedAt = StatusSuccess, e.Message, &settled, e.At
@@ -246,6 +249,9 @@ type RecordDeposit struct {
 	// Source says which bank credit, or which unmatched funds an operator
 	// assigned, the deposit is: nil for the other rails.
 	Source *DepositSource
+	// Payer is who paid, as the rail reported them (a bank credit's
+	// debtor, the phone a prompt was paid from); nil when it did not.
+	Payer *Payer
 	// Ref is the provider's id of the transfer: "<tx hash>:<log index>"
 	// of a USDT Transfer log, an M-Pesa receipt, a sandbox deposit's id.
 	// A payment counts each one once, so a watcher that sees it again (a
@@ -261,6 +267,16 @@ type RecordDeposit struct {
 type DepositSource struct {
 	Entry       *BankEntry `json:"entry,omitempty"`
 	UnmatchedID *uuid.UUID `json:"unmatchedFundsId,omitempty"`
+}
+
+// withPayer is the payer a payment keeps: the first a rail reported (the
+// deposits of one payment come from one payer; a later one that names
+// another is not the one to pay back without a person deciding).
+func withPayer(kept, reported *Payer) *Payer {
+	if kept != nil {
+		return kept
+	}
+	return reported
 }
 
 // withRef appends a deposit's chain transfer to refs, copying so that
@@ -298,10 +314,10 @@ func DecideDeposit(p Payment, c RecordDeposit) ([]Event, error) {
 	total := p.AmountDeposited.Add(c.Amount)
 	received := FormatAmount(total, p.DepositCurrency)
 	if total.LessThan(p.DepositDue) {
-		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at, Source: c.Source, Postings: depositPostings(p, c.Amount), Ref: c.Ref,
+		return []Event{PaymentDepositReceived{Amount: c.Amount, Total: total, At: at, Source: c.Source, Payer: c.Payer, Postings: depositPostings(p, c.Amount), Ref: c.Ref,
 			Message: fmt.Sprintf("Received %s of %s; awaiting the rest", received, FormatAmount(p.DepositDue, p.DepositCurrency))}}, nil
 	}
-	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at, Source: c.Source, Postings: depositPostings(p, c.Amount), Ref: c.Ref,
+	e := PaymentDeposited{Amount: c.Amount, Total: total, At: at, Source: c.Source, Payer: c.Payer, Postings: depositPostings(p, c.Amount), Ref: c.Ref,
 		Message: fmt.Sprintf("Received %s; converting", received)}
 	if p.needsDocuments() {
 		e.Held = true

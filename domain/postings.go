@@ -104,14 +104,35 @@ func PostingsOf(e Event) []Posting {
 		return e.Postings
 	case PaymentPayoutReversed:
 		return e.Postings
+	case PaymentChangeRefunded:
+		return e.Postings
+	case PaymentChangeRefundQueued:
+		return e.Postings
 	case UnmatchedFundsReceived:
 		return e.Postings
 	case UnmatchedFundsAssigned:
 		return e.Postings
 	case UnmatchedFundsReturnRequested:
 		return e.Postings
+	case UnmatchedFundsReturned:
+		return e.Postings
 	}
 	return nil
+}
+
+// credited is what ps credit to account, or nil when they credit nothing.
+func credited(ps []Posting, account string) *decimal.Decimal {
+	var sum *decimal.Decimal
+	for _, p := range ps {
+		if p.Account == account && p.Side == Credit {
+			s := p.Amount
+			if sum != nil {
+				s = s.Add(*sum)
+			}
+			sum = &s
+		}
+	}
+	return sum
 }
 
 // depositPostings: funds arrive at the funding rail and are held for the payment.

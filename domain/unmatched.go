@@ -60,7 +60,9 @@ type UnmatchedFunds struct {
 	PaymentID     *uuid.UUID      `json:"paymentId,omitempty"` // the payment the credit named, if one
 	DebtorName    string          `json:"debtorName" ledger:"personal"`
 	DebtorAccount string          `json:"debtorAccount" ledger:"personal"`
+	DebtorBank    string          `json:"debtorBank,omitempty"` // the debtor's bank, as the bank reported it
 	AssignedTo    *uuid.UUID      `json:"assignedTo,omitempty"` // the payment it was assigned to
+	Return        *PayerRefund    `json:"return,omitempty"`     // the return to the payer a payout rail was asked for (unmatched_return.go)
 	ResolvedBy    string          `json:"resolvedBy,omitempty"`
 	ReceivedAt    time.Time       `json:"receivedAt"`
 	UpdatedAt     time.Time       `json:"updatedAt"`
@@ -80,6 +82,7 @@ type UnmatchedFundsReceived struct {
 	PaymentID     *uuid.UUID      `json:"paymentId,omitempty"`
 	DebtorName    string          `json:"debtorName" ledger:"personal"`
 	DebtorAccount string          `json:"debtorAccount" ledger:"personal"`
+	DebtorBank    string          `json:"debtorBank,omitempty"`
 	Postings      []Posting       `json:"postings,omitempty"` // double entry, balanced per currency
 	At            time.Time       `json:"at"`
 }
@@ -124,12 +127,14 @@ func ApplyUnmatched(u UnmatchedFunds, e Event) UnmatchedFunds {
 	case UnmatchedFundsReceived:
 		u = UnmatchedFunds{ID: e.UnmatchedID, TenantID: e.TenantID, Status: UnmatchedOpen, Reason: e.Reason, Rail: e.Rail,
 			Amount: e.Amount, Currency: e.Currency, Entry: e.Entry, References: e.References, PaymentID: e.PaymentID,
-			DebtorName: e.DebtorName, DebtorAccount: e.DebtorAccount, ReceivedAt: e.At, UpdatedAt: e.At}
+			DebtorName: e.DebtorName, DebtorAccount: e.DebtorAccount, DebtorBank: e.DebtorBank, ReceivedAt: e.At, UpdatedAt: e.At}
 	case UnmatchedFundsAssigned:
 		id := e.PaymentID
 		u.Status, u.AssignedTo, u.ResolvedBy, u.UpdatedAt = UnmatchedAssigned, &id, e.By, e.At
 	case UnmatchedFundsReturnRequested:
 		u.Status, u.ResolvedBy, u.UpdatedAt = UnmatchedReturning, e.By, e.At
+	default:
+		u = applyReturn(u, e)
 	}
 	return u
 }
@@ -173,7 +178,7 @@ func DecideAssignUnmatched(u UnmatchedFunds, c AssignUnmatched) (AssignOutcome, 
 	}
 	deposit := decimal.Min(u.Amount, p.Outstanding())
 	id := u.ID
-	events, err := DecideDeposit(p, RecordDeposit{Amount: deposit, Now: c.Now, Source: &DepositSource{UnmatchedID: &id}})
+	events, err := DecideDeposit(p, RecordDeposit{Amount: deposit, Now: c.Now, Source: &DepositSource{UnmatchedID: &id}, Payer: u.payer()})
 	if err != nil {
 		return AssignOutcome{}, err
 	}
@@ -188,9 +193,25 @@ func DecideAssignUnmatched(u UnmatchedFunds, c AssignUnmatched) (AssignOutcome, 
 		pid := p.ID
 		out.Unmatched = []Event{UnmatchedFundsReceived{UnmatchedID: c.UnmatchedID, TenantID: c.Tenant, Reason: UnmatchedOverpaid,
 			Rail: u.Rail, Amount: excess, Currency: u.Currency, Entry: u.Entry, References: u.References, PaymentID: &pid,
-			DebtorName: u.DebtorName, DebtorAccount: u.DebtorAccount, Postings: unmatchedInPostings(u.Rail, u.Currency, excess), At: at}}
+			DebtorName: u.DebtorName, DebtorAccount: u.DebtorAccount, DebtorBank: u.DebtorBank,
+			Postings: unmatchedInPostings(u.Rail, u.Currency, excess), At: at}}
 	}
 	return out, nil
+}
+
+// payer is who the rail reported sent u, as a payment keeps them: a bank
+// debtor's account, the phone an M-Pesa payment came from; nil for a USDT
+// sender (nothing can be sent back) or when the rail reported none.
+func (u UnmatchedFunds) payer() *Payer {
+	switch {
+	case u.DebtorAccount == "":
+		return nil
+	case u.Rail == FundingBankTransfer:
+		return &Payer{Name: u.DebtorName, Account: u.DebtorAccount, BankName: u.DebtorBank}
+	case u.Rail == FundingMomo:
+		return MomoPayer(u.DebtorAccount)
+	}
+	return nil
 }
 
 // ReturnUnmatched is an operator's marking of an open item for return.

@@ -112,17 +112,20 @@ func (q *Reader) PaymentsByDepositReference(ctx context.Context, refs []string) 
 	if err != nil {
 		return nil, fmt.Errorf("read payments by deposit reference: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (TenantPaymentSnapshot, error) {
-		var (
-			p     TenantPaymentSnapshot
-			state []byte
-		)
-		if err := r.Scan(&p.TenantID, &state, &p.Version, &p.UpdatedAt); err != nil {
-			return p, err
-		}
-		p.UpdatedAt = p.UpdatedAt.UTC()
-		return p, json.Unmarshal(state, &p.Payment)
-	})
+	return pgx.CollectRows(rows, scanTenantPayment)
+}
+
+// scanTenantPayment reads a row of tenant_id, state, version, updated_at.
+func scanTenantPayment(r pgx.CollectableRow) (TenantPaymentSnapshot, error) {
+	var (
+		p     TenantPaymentSnapshot
+		state []byte
+	)
+	if err := r.Scan(&p.TenantID, &state, &p.Version, &p.UpdatedAt); err != nil {
+		return p, err
+	}
+	p.UpdatedAt = p.UpdatedAt.UTC()
+	return p, json.Unmarshal(state, &p.Payment)
 }
 
 // PaymentOfAnyTenant reads a payment whoever's it is, with its tenant (an

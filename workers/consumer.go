@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -18,8 +19,9 @@ import (
 // until acknowledged, and a message that keeps failing is parked (Term)
 // with a log line and a metric instead of blocking the stream.
 type consumer struct {
-	name        string // the durable name: never rename it, a new name replays the stream
-	replaces    string // a durable this one takes over from (see ensure); "": none
+	name        string    // the durable name: never rename it, a new name replays the stream
+	replaces    string    // a durable this one takes over from (see ensure); "": none
+	startAt     time.Time // a new durable starts with the messages published since, not at the stream's start; zero: at the start
 	stream      string
 	filter      string
 	maxDeliver  int
@@ -55,11 +57,14 @@ func (c *consumer) ensure(ctx context.Context, js jetstream.JetStream) (jetstrea
 	cur, err := js.Consumer(ctx, c.stream, c.name)
 	if err == nil {
 		info := cur.CachedInfo()
-		cfg.DeliverPolicy, cfg.OptStartSeq = info.Config.DeliverPolicy, info.Config.OptStartSeq
+		cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = info.Config.DeliverPolicy, info.Config.OptStartSeq, info.Config.OptStartTime
 		return js.UpdateConsumer(ctx, c.stream, cfg)
 	}
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return nil, err
+	}
+	if !c.startAt.IsZero() {
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &c.startAt
 	}
 	if c.replaces != "" {
 		old, err := js.Consumer(ctx, c.stream, c.replaces)
@@ -276,6 +281,19 @@ func subjectParts(subject string) (tenant, aggregate, id, event string, ok bool)
 	}
 	n := len(parts)
 	return parts[n-4], parts[n-3], parts[n-2], parts[n-1], true
+}
+
+// paymentSubject reads the tenant, payment and event of a payment event's
+// subject; ok is false for any other subject, or one whose ids this
+// service did not write: nothing to do, and retrying will not help.
+func paymentSubject(subject string) (tenantID, paymentID uuid.UUID, event string, ok bool) {
+	tenant, aggregate, id, event, ok := subjectParts(subject)
+	if !ok || aggregate != "payment" {
+		return uuid.Nil, uuid.Nil, "", false
+	}
+	tenantID, err1 := uuid.Parse(tenant)
+	paymentID, err2 := uuid.Parse(id)
+	return tenantID, paymentID, event, err1 == nil && err2 == nil
 }
 
 // metrics are the workers' Prometheus series.

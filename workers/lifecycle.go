@@ -48,14 +48,9 @@ func (w *Workers) lifecycleConsumers() []*consumer {
 }
 
 func (w *Workers) handleLifecycle(ctx context.Context, subject string) error {
-	tenant, aggregate, id, event, ok := subjectParts(subject)
-	if !ok || aggregate != "payment" {
+	tenantID, paymentID, event, ok := paymentSubject(subject)
+	if !ok {
 		return nil
-	}
-	tenantID, err1 := uuid.Parse(tenant)
-	paymentID, err2 := uuid.Parse(id)
-	if err1 != nil || err2 != nil {
-		return nil // not a subject this service writes: nothing to do, and retrying will not help
 	}
 	if w.settled.has(paymentID) {
 		return nil // its payout result is recorded: no step is left

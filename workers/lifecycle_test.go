@@ -55,21 +55,28 @@ func (p payments) RecordRailFunds(ctx context.Context, f domain.RailFunds, meta 
 	return usecase.New(usecase.Config{}, p.store, p.Reader, usecase.Rails{}).RecordRailFunds(ctx, f, meta)
 }
 
+func (p payments) ExecuteUnmatched(ctx context.Context, id uuid.UUID, meta domain.Metadata,
+	decide func(domain.UnmatchedFunds) ([]domain.Event, error)) (domain.UnmatchedFunds, error) {
+	return usecase.New(usecase.Config{}, p.store, p.Reader, usecase.Rails{}).ExecuteUnmatched(ctx, id, meta, decide)
+}
+
 // fixedPrices is a price feed of every currency the tests pay in or out
 // (a conversion prices the deposit's currency too, for the change).
 type fixedPrices struct{}
 
 func (fixedPrices) BTCPrices(context.Context) (domain.BTCPrices, error) {
-	return domain.BTCPrices{"ZAR": decimal.NewFromInt(1_800_000), "EUR": decimal.NewFromInt(87_000)}, nil
+	return domain.BTCPrices{"ZAR": decimal.NewFromInt(1_800_000), "EUR": decimal.NewFromInt(87_000), "KES": decimal.NewFromInt(12_900_000)}, nil
 }
 
 // crashingRail calls the real sandbox rail and then, while crashes remain,
 // fails as a process would that died right after the rail answered: the
-// payout happened, its result was never recorded.
+// payout happened, its result was never recorded. With refundsOnly, only
+// change refunds' calls crash.
 type crashingRail struct {
-	rail    payout.Rail
-	mu      sync.Mutex
-	crashes int
+	rail        payout.Rail
+	mu          sync.Mutex
+	crashes     int
+	refundsOnly bool
 }
 
 var errCrash = errors.New("simulated crash after the rail call")
@@ -78,7 +85,7 @@ func (r *crashingRail) Payout(ctx context.Context, req payout.Request) (payout.O
 	out, err := r.rail.Payout(ctx, req)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err == nil && r.crashes > 0 {
+	if err == nil && r.crashes > 0 && (req.Refund || !r.refundsOnly) {
 		r.crashes--
 		return payout.Outcome{}, errCrash
 	}

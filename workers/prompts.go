@@ -93,7 +93,7 @@ func (w *Workers) MomoPaid(ctx context.Context, tenantID, paymentID uuid.UUID, a
 			return nil, nil
 		}
 		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: decimal.NewFromInt(amount), Now: at, InvoiceSettled: true,
-			Ref: receipt})
+			Ref: receipt, Payer: domain.MomoPayer(phone)})
 	})
 	if err != nil {
 		return false, err

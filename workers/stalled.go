@@ -44,43 +44,22 @@ func (w *Workers) runStalled(ctx context.Context) error {
 // that await their payout (domain.Payment.AwaitsPayout). The index
 // payments_in_flight has the same predicate and finds them, keyed by id
 // (projections migration 0019): the in-flight payments are few, and
-// sorting them by when they last moved costs little.
+// sorting them by when they last moved costs little. Then it does the
+// same for the successful payments whose change is owed and not yet
+// refunded or queued (refundStalled).
 //
 // A payment has not moved since its state's updatedAt: the time of its
-// latest lifecycle or document event. The row's updated_at also moved with
-// each webhook attempt while attempts were events, so a payment whose
-// receiver kept failing looked as if it had moved at each retry. (The
-// row's is the fallback for a state without the member, which no payment
-// has.)
+// latest lifecycle, document or change refund event. The row's updated_at
+// also moved with each webhook attempt while attempts were events, so a
+// payment whose receiver kept failing looked as if it had moved at each
+// retry. (The row's is the fallback for a state without the member, which
+// no payment has.)
 func (w *Workers) moveStalled(ctx context.Context) error {
-	cur := &w.stalled
-	rows, err := w.pool.Query(ctx, `SELECT id, tenant_id, status, moved FROM (
-			SELECT id, tenant_id, status, coalesce((state->>'updatedAt')::timestamptz, updated_at) AS moved FROM payments
-			WHERE status = 'transferring'
-				OR (status = 'deposited' AND NOT (coalesce((state->>'heldForDocuments')::boolean, false)
-				                                 AND coalesce((state->>'documents')::int, 0) = 0))) AS in_flight
-		WHERE moved < $1 AND (moved, id) > ($3, $4)
-		ORDER BY moved, id LIMIT $2`, w.now().Add(-w.cfg.StalledAfter), cur.batch, cur.at, cur.id)
+	list, err := w.stalledPayments(ctx, &w.stalled, `status = 'transferring'
+		OR (status = 'deposited' AND NOT (coalesce((state->>'heldForDocuments')::boolean, false)
+		                                 AND coalesce((state->>'documents')::int, 0) = 0))`)
 	if err != nil {
 		return err
-	}
-	type stalled struct {
-		payment, tenant uuid.UUID
-		status          string
-		moved           time.Time
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stalled, error) {
-		var s stalled
-		err := r.Scan(&s.payment, &s.tenant, &s.status, &s.moved)
-		return s, err
-	})
-	if err != nil {
-		return err
-	}
-	if len(list) < cur.batch {
-		cur.at, cur.id = time.Time{}, uuid.Nil // the last page: start again next time
-	} else {
-		cur.at, cur.id = list[len(list)-1].moved, list[len(list)-1].payment
 	}
 	for _, s := range list {
 		step := w.beginPayout
@@ -93,5 +72,39 @@ func (w *Workers) moveStalled(ctx context.Context) error {
 				"payment", s.payment, "status", s.status, "err", err)
 		}
 	}
-	return nil
+	return w.refundStalled(ctx)
+}
+
+// stalledPayment is a payment the sweep takes on.
+type stalledPayment struct {
+	payment, tenant uuid.UUID
+	status          string
+	moved           time.Time
+}
+
+// stalledPayments reads the next page of cur, the payments that match
+// where (an index's predicate) and have not moved since StalledAfter.
+func (w *Workers) stalledPayments(ctx context.Context, cur *stalledCursor, where string) ([]stalledPayment, error) {
+	rows, err := w.pool.Query(ctx, `SELECT id, tenant_id, status, moved FROM (
+			SELECT id, tenant_id, status, coalesce((state->>'updatedAt')::timestamptz, updated_at) AS moved FROM payments
+			WHERE `+where+`) AS stalled
+		WHERE moved < $1 AND (moved, id) > ($3, $4)
+		ORDER BY moved, id LIMIT $2`, w.now().Add(-w.cfg.StalledAfter), cur.batch, cur.at, cur.id)
+	if err != nil {
+		return nil, err
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stalledPayment, error) {
+		var s stalledPayment
+		err := r.Scan(&s.payment, &s.tenant, &s.status, &s.moved)
+		return s, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(list) < cur.batch {
+		cur.at, cur.id = time.Time{}, uuid.Nil // the last page: start again next time
+	} else {
+		cur.at, cur.id = list[len(list)-1].moved, list[len(list)-1].payment
+	}
+	return list, nil
 }

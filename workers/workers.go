@@ -38,6 +38,9 @@ type Payments interface {
 	// as unmatched funds, once per provider reference (nil: recorded
 	// before).
 	RecordRailFunds(ctx context.Context, f domain.RailFunds, meta domain.Metadata) (*uuid.UUID, error)
+	// ExecuteUnmatched runs a command on an unmatched item's stream.
+	ExecuteUnmatched(ctx context.Context, id uuid.UUID, meta domain.Metadata,
+		decide func(domain.UnmatchedFunds) ([]domain.Event, error)) (domain.UnmatchedFunds, error)
 	// RecordWebhookAttempt logs an attempt and moves its delivery on, in
 	// one transaction (projections.DeliveryLog); after a 2xx, the same
 	// transaction leases the payment's next delivery, due at now, until
@@ -89,6 +92,10 @@ type Config struct {
 	// how often it looks.
 	StalledAfter time.Duration
 	StalledPoll  time.Duration
+	// RefundRails says which payout rails can pay a payer their change
+	// back (domain.RefundRails): in sandbox mode the sandbox rail pays
+	// any; in production those configured.
+	RefundRails domain.RefundRails
 	// PayoutGrace is how long after a payment's conversion its transferring
 	// message leaves the payout to the process that converted it
 	// (takeOverPayout).
@@ -122,7 +129,9 @@ type Workers struct {
 	paying                  *payingHere      // payments this process converted and is paying out now
 	advancing               *advancingHere   // payments whose conversion the fast path is making
 	stalled                 stalledCursor    // where the stalled sweep goes on from (one goroutine: runStalled)
+	stalledRefunds          stalledCursor    // where its sweep of change refunds goes on from
 	expiryPage              int              // overdue payments one query reads (expiryPage; tests lower it)
+	started                 time.Time        // when this process's workers were made
 }
 
 // New returns the workers.
@@ -167,6 +176,9 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	if cfg.StalledPoll <= 0 {
 		cfg.StalledPoll = 30 * time.Second
 	}
+	if cfg.RefundRails == nil {
+		cfg.RefundRails = func(string, string) bool { return false } // every refund waits for an operator
+	}
 	if cfg.OpenSecret == nil {
 		cfg.OpenSecret = func(_ context.Context, stored string) (string, error) { return stored, nil }
 	}
@@ -175,7 +187,8 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
 		senders: newSendingPayments(), sendSlots: make(sendSlots, cfg.WebhookSends), settled: newSettledHere(), paying: newPayingHere(),
 		advancing: newAdvancingHere(),
-		stalled:   stalledCursor{batch: stalledBatch}, expiryPage: expiryPage}
+		stalled:   stalledCursor{batch: stalledBatch}, stalledRefunds: stalledCursor{batch: stalledBatch}, expiryPage: expiryPage,
+		started: time.Now()}
 }
 
 // Run runs every worker until ctx ends, then lets in-flight work finish.
@@ -187,6 +200,9 @@ func (w *Workers) Run(ctx context.Context) error {
 		g.Go(func() error { return c.run(ctx, w.js) })
 	}
 	g.Go(func() error { retireDurable(ctx, w.js, w.cfg.Stream, lifecycleReplaces, names, w.log); return nil })
+	refunds, returns := w.changeRefundsConsumer(), w.unmatchedReturnsConsumer()
+	g.Go(func() error { return refunds.run(ctx, w.js) })
+	g.Go(func() error { return returns.run(ctx, w.js) })
 	g.Go(func() error { return w.runExpiry(ctx) })
 	g.Go(func() error { return w.runWebhooks(ctx) })
 	g.Go(func() error { return w.runStalled(ctx) })

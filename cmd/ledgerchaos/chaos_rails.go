@@ -26,6 +26,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
 	"github.com/ledger/ledger/workers/rails/mpesa/mpesatest"
 	"github.com/ledger/ledger/workers/rails/paystack"
@@ -621,7 +622,19 @@ func railsPayouts(ctx context.Context, r *chaosRun, f *chaosFindings) error {
 	}
 	fk := r.fakes
 	b2c := fk.mpesa.Payments()
-	f.PayoutCalls, f.Payouts = fk.paystack.Posts(), fk.paystack.Transfers()+len(b2c)
+	// A succeeded payment's change refund (key change-<id>) is a transfer
+	// or a B2C payment too, to the payer: not a payout.
+	refunds := 0
+	for _, id := range succeeded {
+		key := domain.ChangeRefundKey(uuid.MustParse(id)) // ids read from the uuid column
+		if _, ok := fk.paystack.Transfer(key); ok {
+			refunds++
+		}
+		if _, ok := b2c[key]; ok {
+			refunds++
+		}
+	}
+	f.PayoutCalls, f.Payouts = fk.paystack.Posts(), fk.paystack.Transfers()+len(b2c)-refunds
 	matched := 0
 	for _, id := range succeeded {
 		n := 0
@@ -655,6 +668,7 @@ func railsPayouts(ctx context.Context, r *chaosRun, f *chaosFindings) error {
 	r.note("paystackTransfers", fk.paystack.Transfers())
 	r.note("paystackPosts", fk.paystack.Posts())
 	r.note("b2cPayments", len(b2c))
+	r.note("changeRefunds", refunds)
 	r.note("stkPrompts", len(fk.mpesa.Prompts()))
 	r.note("b2cStatusQueries", fk.mpesa.StatusQueries())
 	fk.mu.Lock()

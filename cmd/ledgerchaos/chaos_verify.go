@@ -98,8 +98,8 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, natsURL string, deposi
 			(SELECT count(*) FROM payments WHERE status NOT IN ('expired', 'success', 'failed')),
 			(SELECT count(*) FROM payments WHERE status = 'success'),
 			(SELECT coalesce(sum(calls), 0) FROM sandbox_payout_calls),
-			(SELECT count(*) FROM sandbox_payouts),
-			(SELECT count(*) FROM (SELECT payment_id FROM sandbox_payouts GROUP BY payment_id HAVING count(*) > 1) d)`, deposited).
+			(SELECT count(*) FROM sandbox_payouts WHERE NOT refund),
+			(SELECT count(*) FROM (SELECT payment_id FROM sandbox_payouts WHERE NOT refund GROUP BY payment_id HAVING count(*) > 1) d)`, deposited).
 		Scan(&f.Succeeded, &f.NotFinal, &f.StoreSuccess, &f.PayoutCalls, &f.Payouts, &f.DoublePayouts)
 	if err != nil {
 		return fmt.Errorf("count payments: %w", err)

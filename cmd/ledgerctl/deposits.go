@@ -46,7 +46,7 @@ func depositsImport(ctx context.Context, db *database, args []string, stdout io.
 // --status says otherwise) and its total per currency.
 func unmatchedList(ctx context.Context, db *database, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("unmatched list", flag.ContinueOnError)
-	status := fs.String("status", domain.UnmatchedOpen, "open, assigned, returning, or all")
+	status := fs.String("status", domain.UnmatchedOpen, "open, assigned, returning, returned, or all")
 	asJSON := fs.Bool("json", false, "print the items as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -54,9 +54,9 @@ func unmatchedList(ctx context.Context, db *database, args []string, stdout io.W
 	switch *status {
 	case "all":
 		*status = ""
-	case domain.UnmatchedOpen, domain.UnmatchedAssigned, domain.UnmatchedReturning:
+	case domain.UnmatchedOpen, domain.UnmatchedAssigned, domain.UnmatchedReturning, domain.UnmatchedReturned:
 	default:
-		return fmt.Errorf("--status must be open, assigned, returning or all, not %q", *status)
+		return fmt.Errorf("--status must be open, assigned, returning, returned or all, not %q", *status)
 	}
 	if err := db.open(ctx); err != nil {
 		return err
@@ -78,7 +78,7 @@ func unmatchedList(ctx context.Context, db *database, args []string, stdout io.W
 func printUnmatched(w io.Writer, items []projections.UnmatchedSnapshot) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tREASON\tAMOUNT\tENTRY\tREFERENCES\tPAYER ACCOUNT\tPAYMENT\tRECEIVED")
-	totals, order := map[string]decimal.Decimal{}, []string{}
+	var totals currencyTotals
 	for _, u := range items {
 		payment := "-"
 		if u.PaymentID != nil {
@@ -86,14 +86,9 @@ func printUnmatched(w io.Writer, items []projections.UnmatchedSnapshot) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", u.ID, u.Status, u.Reason, domain.FormatAmount(u.Amount, u.Currency),
 			u.Entry.EntryRef, strings.Join(u.References, " "), orDash(u.DebtorAccount), payment, u.ReceivedAt.Format(domain.TimeFormat))
-		if _, ok := totals[u.Currency]; !ok {
-			order = append(order, u.Currency)
-		}
-		totals[u.Currency] = totals[u.Currency].Add(u.Amount)
+		totals.add(u.Amount, u.Currency)
 	}
-	for _, cur := range order {
-		fmt.Fprintf(tw, "total\t\t\t%s\n", domain.FormatAmount(totals[cur], cur))
-	}
+	totals.print(tw, 3)
 	return tw.Flush()
 }
 
@@ -161,8 +156,8 @@ func unmatchedReturn(ctx context.Context, db *database, args []string, stdout io
 	return printJSON(stdout, u)
 }
 
-// leadingID reads the id that comes first in args (what names it: "an
-// unmatched funds id"), and returns the arguments after it.
+// leadingID reads the id (what: "a payment id") that comes first in args,
+// before the flags, and returns the rest.
 func leadingID(args []string, what, usage string) (uuid.UUID, []string, error) {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return uuid.Nil, nil, errors.New(usage)
@@ -172,6 +167,30 @@ func leadingID(args []string, what, usage string) (uuid.UUID, []string, error) {
 		return uuid.Nil, nil, fmt.Errorf("%q is not %s (UUID)\n%s", args[0], what, usage)
 	}
 	return id, args[1:], nil
+}
+
+// currencyTotals sums amounts per currency, in the order the currencies
+// first came.
+type currencyTotals struct {
+	sums  map[string]decimal.Decimal
+	order []string
+}
+
+func (c *currencyTotals) add(amount decimal.Decimal, currency string) {
+	if c.sums == nil {
+		c.sums = map[string]decimal.Decimal{}
+	}
+	if _, ok := c.sums[currency]; !ok {
+		c.order = append(c.order, currency)
+	}
+	c.sums[currency] = c.sums[currency].Add(amount)
+}
+
+// print writes a "total" line per currency, its amount in column col.
+func (c *currencyTotals) print(w io.Writer, col int) {
+	for _, cur := range c.order {
+		fmt.Fprintf(w, "total%s%s\n", strings.Repeat("\t", col), domain.FormatAmount(c.sums[cur], cur))
+	}
 }
 
 // operatorName is the actor of a resolution: who decided where the money

@@ -102,18 +102,15 @@ const payoutsResolveUsage = "usage: ledgerctl payouts resolve PAYMENT_ID (--paid
 // result the provider sends later is compared with it, then on the
 // payment; run again after a failure, it finishes what is left.
 func payoutsResolve(ctx context.Context, db *database, args []string, stdout io.Writer) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return errors.New(payoutsResolveUsage)
-	}
-	paymentID, err := uuid.Parse(args[0])
+	paymentID, rest, err := leadingID(args, "a payment id", payoutsResolveUsage)
 	if err != nil {
-		return fmt.Errorf("%q is not a payment id (UUID)\n%s", args[0], payoutsResolveUsage)
+		return err
 	}
 	fs := flag.NewFlagSet("payouts resolve", flag.ContinueOnError)
 	paid := fs.String("paid", "", "the provider's receipt of the payout it made (M-Pesa's TransactionReceipt, Paystack's transfer code)")
 	failed := fs.String("failed", "", "why the payout was not made: the payment fails and its money is owed back")
 	by := fs.String("by", db.getenv("USER"), "the operator's name, recorded on the event")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(rest); err != nil {
 		return err
 	}
 	if (*paid == "") == (*failed == "") || fs.NArg() != 0 {

@@ -168,7 +168,7 @@ func newApp(ctx context.Context, cfg config, log *slog.Logger) (a *app, err erro
 	a.workers = workers.New(workers.Config{Stream: cfg.NATSStream, SubjectPrefix: cfg.NATSSubjectPrefix,
 		OTCFeeRate: cfg.OTCFeeRate, ExpiryPoll: cfg.ExpiryPoll, StalledAfter: cfg.StalledAfter, WebhookSchedule: cfg.WebhookRetry,
 		WebhookPrivate: cfg.WebhookAllowPrivate, WebhookSends: cfg.WebhookSends, RenderPayment: httpapi.PaymentJSON, OpenSecret: openWebhookSecret(sealer),
-		Invoices: rails.invoices, InvoicePoll: cfg.LNDInvoicePoll, Prompts: prompts,
+		Invoices: rails.invoices, InvoicePoll: cfg.LNDInvoicePoll, Prompts: prompts, RefundRails: providers.refundRails(sandbox),
 		USDT: usdt, USDTPoll: cfg.USDT.Poll},
 		a.pool, js, ledger, rails.Prices, rail, log, reg)
 	a.api = httpapi.New(httpapi.Config{TenantTokenTTL: cfg.TenantTokenTTL, UserTokenTTL: cfg.UserTokenTTL,

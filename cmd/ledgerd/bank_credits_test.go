@@ -42,7 +42,7 @@ func (p paymentSetup) payByBank(t *testing.T, fromCountry string) bankPayment {
 
 // credit is one camt.054 credit entry.
 type credit struct {
-	entryRef, amount, currency, reference, debtorIBAN string
+	entryRef, amount, currency, reference, debtorIBAN, debtorBank string
 }
 
 // camtFile writes a camt.054 notification of credits and returns its path.
@@ -57,7 +57,8 @@ func camtFile(t *testing.T, credits ...credit) string {
 		fmt.Fprintf(&b, `<Ntry><Amt Ccy=%q>%s</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>
 <BookgDt><Dt>2026-11-29</Dt></BookgDt><AcctSvcrRef>%s</AcctSvcrRef><NtryDtls><TxDtls>
 <RltdPties><Dbtr><Pty><Nm>Ada Payer</Nm></Pty></Dbtr><DbtrAcct><Id><IBAN>%s</IBAN></Id></DbtrAcct></RltdPties>
-<RmtInf><Ustrd>%s</Ustrd></RmtInf></TxDtls></NtryDtls></Ntry>`, c.currency, c.amount, c.entryRef, c.debtorIBAN, c.reference)
+<RltdAgts><DbtrAgt><FinInstnId><Nm>%s</Nm></FinInstnId></DbtrAgt></RltdAgts>
+<RmtInf><Ustrd>%s</Ustrd></RmtInf></TxDtls></NtryDtls></Ntry>`, c.currency, c.amount, c.entryRef, c.debtorIBAN, c.debtorBank, c.reference)
 	}
 	b.WriteString(`</Ntfctn></BkToCstmrDbtCdtNtfctn></Document>`)
 	path := filepath.Join(t.TempDir(), "camt054.xml")
@@ -95,6 +96,23 @@ func (s *testServer) depositEvents(t *testing.T, paymentID string) int {
 	return n
 }
 
+// waitUnmatched waits for unmatched item id to reach status.
+func (s *testServer) waitUnmatched(t *testing.T, id, status string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var got string
+		s.queryRow(t, `SELECT status FROM unmatched_funds WHERE id = $1`, []any{id}, &got)
+		if got == status {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("unmatched funds %s: got %s, want %s", id, got, status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func wantOutcome(t *testing.T, rep importReport, outcome, reason string) (paymentID, unmatchedID string) {
 	t.Helper()
 	if len(rep.Credits) != 1 || rep.Credits[0].Outcome != outcome || rep.Credits[0].Reason != reason {
@@ -117,7 +135,7 @@ func TestCamtDeposits(t *testing.T) {
 	if full.Currency != "EUR" || !strings.HasPrefix(full.Reference, "LDG") {
 		t.Fatalf("got %+v, want a EUR payment with an LDG reference", full)
 	}
-	file := camtFile(t, credit{"E-FULL", full.Amount.StringFixed(2), "EUR", full.Reference, "FR7630006000011234567890189"})
+	file := camtFile(t, credit{"E-FULL", full.Amount.StringFixed(2), "EUR", full.Reference, "FR7630006000011234567890189", ""})
 	if id, _ := wantOutcome(t, s.importCamt(t, file), "deposited", ""); id != full.ID {
 		t.Fatalf("deposited to %s, want %s", id, full.ID)
 	}
@@ -155,7 +173,7 @@ func TestCamtDeposits(t *testing.T) {
 
 	t.Run("the same entry posted concurrently funds once", func(t *testing.T) {
 		race := p.payByBank(t, "Europe")
-		body, err := os.ReadFile(camtFile(t, credit{"E-RACE", race.Amount.StringFixed(2), "EUR", race.Reference, ""}))
+		body, err := os.ReadFile(camtFile(t, credit{"E-RACE", race.Amount.StringFixed(2), "EUR", race.Reference, "", ""}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +212,7 @@ func TestCamtDeposits(t *testing.T) {
 		last = 'B'
 	}
 	wrongRef := offByOne.Reference[:len(offByOne.Reference)-1] + string(last)
-	_, strayID := wantOutcome(t, s.importCamt(t, camtFile(t, credit{"E-STRAY", offByOne.Amount.StringFixed(2), "EUR", wrongRef, ""})),
+	_, strayID := wantOutcome(t, s.importCamt(t, camtFile(t, credit{"E-STRAY", offByOne.Amount.StringFixed(2), "EUR", wrongRef, "", ""})),
 		"unmatched", "no_match")
 	if n := s.depositEvents(t, offByOne.ID); n != 0 {
 		t.Errorf("a reference off by one character funded the payment: %d deposit events", n)
@@ -203,14 +221,14 @@ func TestCamtDeposits(t *testing.T) {
 	t.Run("partial credits accumulate", func(t *testing.T) {
 		part := p.payByBank(t, "Europe")
 		first := part.Amount.Mul(decimal.RequireFromString("0.4")).Round(2)
-		if _, id := wantOutcome(t, s.importCamt(t, camtFile(t, credit{"E-PART-1", first.StringFixed(2), "EUR", part.Reference, ""})), "deposited", ""); id != "" {
+		if _, id := wantOutcome(t, s.importCamt(t, camtFile(t, credit{"E-PART-1", first.StringFixed(2), "EUR", part.Reference, "", ""})), "deposited", ""); id != "" {
 			t.Errorf("a partial credit opened unmatched funds %s", id)
 		}
 		if got := mustStatus(t, s.call(t, http.MethodGet, "/payments/"+part.ID, p.tok, ""), http.StatusOK); got["status"] != "created" {
 			t.Errorf("after a partial credit: got %v, want created", got["status"])
 		}
 		rest := part.Amount.Sub(first)
-		wantOutcome(t, s.importCamt(t, camtFile(t, credit{"E-PART-2", rest.StringFixed(2), "EUR", part.Reference, ""})), "deposited", "")
+		wantOutcome(t, s.importCamt(t, camtFile(t, credit{"E-PART-2", rest.StringFixed(2), "EUR", part.Reference, "", ""})), "deposited", "")
 		p.waitFor(t, part.ID, 15*time.Second, func(m map[string]any) bool { return m["status"] != "created" })
 		if n := s.depositEvents(t, part.ID); n != 2 {
 			t.Errorf("deposit events: got %d, want 2", n)
@@ -219,11 +237,11 @@ func TestCamtDeposits(t *testing.T) {
 
 	over := p.payByBank(t, "Europe")
 	_, excessID := wantOutcome(t, s.importCamt(t, camtFile(t, credit{"E-OVER", over.Amount.Add(decimal.NewFromInt(5)).StringFixed(2), "EUR",
-		over.Reference, "FR7630006000011234567890189"})), "deposited", "overpaid")
+		over.Reference, "FR7630006000011234567890189", ""})), "deposited", "overpaid")
 	p.waitFor(t, over.ID, 15*time.Second, func(m map[string]any) bool { return m["status"] != "created" })
 
 	gbp := p.payByBank(t, "Europe")
-	_, wrongCurID := wantOutcome(t, s.importCamt(t, camtFile(t, credit{"E-GBP", "12.00", "GBP", gbp.Reference, ""})), "unmatched", "wrong_currency")
+	_, wrongCurID := wantOutcome(t, s.importCamt(t, camtFile(t, credit{"E-GBP", "12.00", "GBP", gbp.Reference, "", ""})), "unmatched", "wrong_currency")
 
 	var queue []struct {
 		ID, Status, Reason, Currency string
@@ -263,6 +281,15 @@ func TestCamtDeposits(t *testing.T) {
 		mustDecode(t, s.ledgerctl(t, "unmatched", "list", "--json"), &open)
 		if len(open) != 1 || open[0].ID != wrongCurID {
 			t.Errorf("open queue: got %+v, want only %s", open, wrongCurID)
+		}
+		// The sandbox rail pays the return back to the payer's IBAN, once.
+		s.waitUnmatched(t, excessID, "returned")
+		var returns int
+		var key string
+		s.queryRow(t, `SELECT count(*) OVER (), idempotency_key FROM sandbox_payouts WHERE payment_id = $1 AND refund`,
+			[]any{excessID}, &returns, &key)
+		if returns != 1 || key != "return-"+excessID {
+			t.Errorf("sandbox returns: got %d keyed %s, want one keyed return-<id>", returns, key)
 		}
 	})
 
@@ -313,7 +340,7 @@ func TestCamtCreditAfterExpiry(t *testing.T) {
 	p := newPaymentSetup(t, map[string]string{"LEDGER_VALIDITY": "bank=1s", "LEDGER_EXPIRY_POLL": "200ms"})
 	late := p.payByBank(t, "UK")
 	p.waitFor(t, late.ID, 15*time.Second, statusIs("expired"))
-	_, id := wantOutcome(t, p.s.importCamt(t, camtFile(t, credit{"G-LATE", late.Amount.StringFixed(2), "GBP", late.Reference, "GB33BUKB20201555555555"})),
+	_, id := wantOutcome(t, p.s.importCamt(t, camtFile(t, credit{"G-LATE", late.Amount.StringFixed(2), "GBP", late.Reference, "GB33BUKB20201555555555", ""})),
 		"unmatched", "expired")
 	if n := p.s.depositEvents(t, late.ID); n != 0 {
 		t.Errorf("deposit events: got %d, want 0", n)

@@ -66,7 +66,8 @@ func TestEventHistoryAPI(t *testing.T) {
 	beforeDeposit := time.Now().UTC()
 	time.Sleep(20 * time.Millisecond)
 	mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
-	p.waitFor(t, id, 20*time.Second, statusIs("success"))
+	// Paid out, and the change of its anonymous Lightning payer queued for an operator.
+	p.waitFor(t, id, 20*time.Second, func(p map[string]any) bool { return p["changeRefundStatus"] == "queued" })
 
 	// Every event is sequenced within a second of its commit.
 	var all []domain.CloudEvent
@@ -124,7 +125,7 @@ func TestEventHistoryAPI(t *testing.T) {
 		types = append(types, e.Type)
 	}
 	if !slices.Equal(types, []string{"ledger.payment.created.v1", "ledger.payment.deposited.v1",
-		"ledger.payment.transferring.v1", "ledger.payment.success.v1"}) {
+		"ledger.payment.transferring.v1", "ledger.payment.success.v1", "ledger.payment.change_refund_queued.v1"}) {
 		t.Errorf("payment history: got %v", types)
 	}
 	userHistory := p.events(t, p.utok, "/users/"+p.userID+"/events").Items

@@ -416,7 +416,10 @@ func TestSlowReceiverDelaysNoOneElse(t *testing.T) {
 
 // TestChangeRefundWithDriftingPrice: with the sandbox price drifting, the
 // conversion happens at the price of that moment, and the sats received
-// beyond what the payout cost then are the change (contract §7).
+// beyond what the payout cost then are the change (contract §7). Once the
+// payout succeeds, a momo payer's change is paid back to the phone the
+// push prompted, once, through the sandbox rail; a Lightning payer is
+// anonymous, and their change waits for an operator.
 func TestChangeRefundWithDriftingPrice(t *testing.T) {
 	t.Parallel()
 	p := newPaymentSetup(t, map[string]string{"LEDGER_SANDBOX_PRICE_DRIFT": "0.04/4s"})
@@ -427,28 +430,45 @@ func TestChangeRefundWithDriftingPrice(t *testing.T) {
 		ids = append(ids, p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":1500,"reference":"r","bufferRate":0.1}`, p.za))["id"].(string))
 		time.Sleep(time.Duration(i) * 300 * time.Millisecond) // deposits at other points of the price wave
 	}
-	for _, id := range ids {
+	momo := p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1500,"reference":"r","fromCountry":"Kenya","bufferRate":0.1}`, p.za))["id"].(string)
+	for _, id := range append(ids, momo) {
 		mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
 	}
 	prices := map[any]bool{}
 	for _, id := range ids {
-		got := p.waitFor(t, id, 20*time.Second, statusIs("success"))
+		got := p.waitFor(t, id, 20*time.Second, func(p map[string]any) bool { return p["changeRefundStatus"] == "queued" })
 		prices[got["btcPrice"]] = true
 		deposited := int64(got["amountDeposited"].(float64))
 		converted, _ := strconv.ParseInt(got["amountBtc"].(string), 10, 64)
 		change := int64(got["changeRefundAmount"].(float64))
-		if change <= 0 || got["changeRefundStatus"] != "pending" || deposited-converted != change {
-			t.Errorf("payment %s: deposited %d, converted %d sats, change %d (%v); want the 10%% buffer's rest as change",
-				id, deposited, converted, change, got["changeRefundStatus"])
+		if change <= 0 || got["status"] != "success" || deposited-converted != change {
+			t.Errorf("payment %s (%v): deposited %d, converted %d sats, change %d; want the 10%% buffer's rest as change, queued",
+				id, got["status"], deposited, converted, change)
 		}
 	}
 	if len(prices) < 2 {
 		t.Errorf("conversion prices: got %v, want the drift to move them", prices)
 	}
+	got := p.waitFor(t, momo, 20*time.Second, func(p map[string]any) bool { return p["changeRefundStatus"] == "refunded" })
+	if got["status"] != "success" || got["changeRefundAmount"].(float64) <= 0 {
+		t.Errorf("momo payment: got %v with change %v, want success with change", got["status"], got["changeRefundAmount"])
+	}
+	var refunds int
+	var key, rail, currency, phone, amount string
+	p.s.queryRow(t, `SELECT count(*) OVER (), idempotency_key, rail, currency, destination, amount::text FROM sandbox_payouts
+		WHERE payment_id = $1 AND refund`, []any{momo}, &refunds, &key, &rail, &currency, &phone, &amount)
+	if refunds != 1 || key != "change-"+momo || rail != "MOMO" || currency != "KES" || phone != "+254712345678" || amount == "0" {
+		t.Errorf("sandbox refunds: got %d, %s %s %s to %s keyed %s; want one MOMO KES refund to the prompted phone keyed change-<id>",
+			refunds, rail, amount, currency, phone, key)
+	}
+	payouts := mustStatus(t, p.s.call(t, http.MethodGet, "/sandbox/payouts?paymentId="+momo, p.tok, ""), http.StatusOK)
+	if items := payouts["items"].([]any); len(items) != 1 || payouts["calls"] != 1.0 {
+		t.Errorf("sandbox payouts: got %v, want the payout alone, called once", payouts)
+	}
 	// The documented failing momo number: the payout is rejected.
 	id := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":1000}`, momoFail))["id"].(string)
 	mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
-	got := p.waitFor(t, id, 20*time.Second, statusIs("failed"))
+	got = p.waitFor(t, id, 20*time.Second, statusIs("failed"))
 	if got["statusLog"] != "Payout rejected: the number is not registered for mobile money" {
 		t.Errorf("momo failure: got %q", got["statusLog"])
 	}

@@ -81,7 +81,7 @@ func realPayoutSurvivesKill(t *testing.T, net *lndharness.Network, env map[strin
 	p.s = asProcess(t, p.s, env)
 
 	bank := p.payByBank(t, "Europe")
-	wantOutcome(t, p.s.importCamt(t, camtFile(t, credit{"E-KILL", bank.Amount.StringFixed(2), "EUR", bank.Reference, "FR7630006000011234567890189"})),
+	wantOutcome(t, p.s.importCamt(t, camtFile(t, credit{"E-KILL", bank.Amount.StringFixed(2), "EUR", bank.Reference, "FR7630006000011234567890189", ""})),
 		"deposited", "")
 	var hash string
 	waitUntil(t, "the payee's node to hold the payout", func() bool {

@@ -43,6 +43,19 @@ func mpesaEnv(t *testing.T, fake *mpesatest.Server) map[string]string {
 		"LEDGER_MPESA_CERT_FILE":               file("cert.pem", fake.Cert()), "LEDGER_MPESA_BASE_URL": fake.URL()}
 }
 
+// firstPrompt waits for the first STK prompt fake received.
+func firstPrompt(t *testing.T, fake *mpesatest.Server) mpesatest.Prompt {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(fake.Prompts()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no prompt was sent")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fake.Prompts()[0]
+}
+
 // forwardedURL is a stand-in for ledgerd's public address, known before the
 // process listens: it forwards to the server set later.
 func forwardedURL(t *testing.T) (string, func(target string)) {
@@ -98,14 +111,7 @@ func TestProductionMPesaPushToB2C(t *testing.T) {
 	id := got["id"].(string)
 	var due struct{ Amount int64 }
 	jsonMember(t, got, "depositBankDetails", &due)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(fake.Prompts()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no prompt was sent")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	prompt := fake.Prompts()[0]
+	prompt := firstPrompt(t, fake)
 	if prompt.Amount != due.Amount || prompt.Phone != "254712345678" || !strings.HasPrefix(prompt.CallbackURL, public+mpesa.CallbackPrefix+"stk/") {
 		t.Fatalf("got prompt %+v, want KES %d to the payer's default number at our callback URL", prompt, due.Amount)
 	}
@@ -279,14 +285,8 @@ func TestProductionMPesaRecoveryAfterRestart(t *testing.T) {
 		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
 
 	id := p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo))["id"].(string)
+	fake.ApproveWithoutCallback(firstPrompt(t, fake).CheckoutID)
 	deadline := time.Now().Add(10 * time.Second)
-	for len(fake.Prompts()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no prompt was sent")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	fake.ApproveWithoutCallback(fake.Prompts()[0].CheckoutID)
 	moved, err := time.Parse(time.RFC3339Nano, p.waitFor(t, id, 20*time.Second, statusIs("transferring"))["updatedAt"].(string))
 	if err != nil {
 		t.Fatal(err)

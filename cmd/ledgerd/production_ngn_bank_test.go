@@ -14,6 +14,21 @@ import (
 	"github.com/ledger/ledger/workers/rails/paystack/paystacktest"
 )
 
+// paystackPayouts is production ledgerd paying bank merchants through
+// fake, which settles every transfer with success and sends its webhooks.
+// The price feed converts between the fiat currencies; Lightning is
+// configured as production's other rails are, and moves nothing.
+func paystackPayouts(t *testing.T) (paymentSetup, *paystacktest.Server) {
+	t.Helper()
+	fake := paystacktest.NewServer(t, paystackTestKey)
+	fake.SettleWith("success")
+	env := productionLightning(t, lndtest.NewNode(t))
+	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, fake.URL()
+	p := newPaymentSetup(t, env)
+	fake.SetWebhookURL(p.s.URL + paystack.WebhookPath)
+	return p, fake
+}
+
 // TestProductionNGNBankTransfer: production ledgerd moves naira by bank
 // transfer both ways through camt.054 credits and Paystack. The contract's
 // corridors take an NGN bank transfer only to a bank merchant of another
@@ -25,14 +40,7 @@ import (
 // deposit and one transfer.
 func TestProductionNGNBankTransfer(t *testing.T) {
 	t.Parallel()
-	fake := paystacktest.NewServer(t, paystackTestKey)
-	fake.SettleWith("success")
-	// The price feed converts between the fiat currencies; Lightning is
-	// configured as production's other rails are, and moves nothing here.
-	env := productionLightning(t, lndtest.NewNode(t))
-	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, fake.URL()
-	p := newPaymentSetup(t, env)
-	fake.SetWebhookURL(p.s.URL + paystack.WebhookPath)
+	p, fake := paystackPayouts(t)
 
 	before := p.s.countEvents(t)
 	r := p.s.call(t, http.MethodPost, "/payments", p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":50000,"reference":"r","fromCountry":"Nigeria"}`, p.ng))
@@ -59,7 +67,7 @@ func TestProductionNGNBankTransfer(t *testing.T) {
 			t.Fatalf("%s: depositBankDetails: got %+v, want a %s amount and a reference", c.from, due, c.depositCurrency)
 		}
 		amount := decimal.New(due.Amount, -2)
-		rep := p.s.importCamt(t, camtFile(t, credit{fmt.Sprintf("NG-ENTRY-%d", i), amount.StringFixed(2), due.Currency, due.Reference, ""}))
+		rep := p.s.importCamt(t, camtFile(t, credit{fmt.Sprintf("NG-ENTRY-%d", i), amount.StringFixed(2), due.Currency, due.Reference, "", ""}))
 		if paid, _ := wantOutcome(t, rep, "deposited", ""); paid != id {
 			t.Fatalf("%s: the credit deposited to %q, want %s", c.from, paid, id)
 		}

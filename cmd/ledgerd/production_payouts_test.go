@@ -135,7 +135,8 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // all (its query confirms), and the callback comes twice. The money is one
 // unmatched item in the payment's tenant's books (reason expired, the
 // payer's phone number and the receipt as M-Pesa reported them), which
-// the operator marks for return to that number.
+// the operator marks for return to that number: ledgerd pays it back by
+// B2C to that number, once, under the return's own key.
 func TestProductionMPesaLatePaymentIsUnmatched(t *testing.T) {
 	t.Parallel()
 	node := lndtest.NewNode(t)
@@ -181,6 +182,11 @@ func TestProductionMPesaLatePaymentIsUnmatched(t *testing.T) {
 	mustDecode(t, p.s.ledgerctl(t, "unmatched", "return", u.ID, "--by", "amina"), &returned)
 	if returned.Status != "returning" || returned.ResolvedBy != "operator:amina" {
 		t.Fatalf("unmatched return: got %+v", returned)
+	}
+	p.s.waitUnmatched(t, u.ID, "returned")
+	back := fake.Payments()["return-"+u.ID]
+	if back.Requests != 1 || back.Phone != prompt.Phone || back.Amount != prompt.Amount || len(fake.Payments()) != 1 {
+		t.Errorf("B2C payments: got %+v, want the KES %d returned to %s once", fake.Payments(), prompt.Amount, prompt.Phone)
 	}
 	p.s.ledgerctl(t, "audit", "verify")
 }

@@ -6,9 +6,11 @@ import (
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 	_ "time/tzdata" // Africa/Johannesburg on machines without a zone database
 
@@ -169,6 +171,24 @@ func (r *rails) payoutRail(cfg config, pool *pgxpool.Pool, outcomes railOutcomes
 	return byRail, p
 }
 
+// refundRails says whom the payout rails can pay their change back: in
+// sandbox mode anyone (the sandbox rail pays every rail), in production an
+// M-Pesa phone in shillings by B2C, and a bank account in a currency
+// Paystack pays bank merchants in.
+func (p providers) refundRails(sandbox bool) domain.RefundRails {
+	return func(rail, currency string) bool {
+		switch {
+		case sandbox:
+			return true
+		case rail == domain.PayoutMomo:
+			return p.momo != nil && currency == "KES"
+		case rail == domain.PayoutBank:
+			return p.bank != nil && slices.Contains(slices.Collect(maps.Values(bankCurrencies)), currency)
+		}
+		return false
+	}
+}
+
 // usdtWatcher gives USDT payments their addresses from the xpub and
 // returns the watcher of their deposits; nil when USDT is not configured.
 func (r *rails) usdtWatcher(cfg config, pool *pgxpool.Pool, credits ethereum.Credits, log *slog.Logger,
@@ -218,8 +238,8 @@ func (o railOutcomes) USDTDeposited(ctx context.Context, tenantID, paymentID uui
 	return o.a.workers.USDTDeposited(ctx, tenantID, paymentID, amount, ref, sender, address, at)
 }
 
-func (o railOutcomes) PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, transferCode, reason string) error {
-	return o.a.workers.PayoutReversed(ctx, tenantID, paymentID, transferCode, reason)
+func (o railOutcomes) PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, key, transferCode, reason string) error {
+	return o.a.workers.PayoutReversed(ctx, tenantID, paymentID, key, transferCode, reason)
 }
 
 // sandboxPayouts shows the sandbox rail's books to httpapi.

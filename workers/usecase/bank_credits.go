@@ -178,8 +178,18 @@ func (l *Ledger) AssignUnmatched(ctx context.Context, id, paymentID uuid.UUID, b
 }
 
 // ReturnUnmatched marks an open unmatched item for return to the payer's
-// account as the bank reported it; by names the operator.
+// account as the bank reported it; by names the operator. ledgerd's
+// workers then pay it back when a payout rail can (domain.DecideSendReturn).
 func (l *Ledger) ReturnUnmatched(ctx context.Context, id uuid.UUID, by string, meta domain.Metadata) (domain.UnmatchedFunds, error) {
+	return l.ExecuteUnmatched(ctx, id, meta, func(u domain.UnmatchedFunds) ([]domain.Event, error) {
+		return domain.DecideReturnUnmatched(u, domain.ReturnUnmatched{By: by, Now: time.Now()})
+	})
+}
+
+// ExecuteUnmatched runs a command on an unmatched item's stream, in the
+// books of whichever tenant holds it.
+func (l *Ledger) ExecuteUnmatched(ctx context.Context, id uuid.UUID, meta domain.Metadata,
+	decide func(domain.UnmatchedFunds) ([]domain.Event, error)) (domain.UnmatchedFunds, error) {
 	u, err := l.Unmatched(ctx, id)
 	if err != nil {
 		return domain.UnmatchedFunds{}, err
@@ -189,9 +199,7 @@ func (l *Ledger) ReturnUnmatched(ctx context.Context, id uuid.UUID, by string, m
 		return eventstore.Snapshot[domain.UnmatchedFunds]{State: u.UnmatchedFunds, Version: u.Version}, err
 	}
 	snap, err := eventstore.ExecuteFrom(ctx, l.store, domain.StreamRef{TenantID: u.TenantID, Type: unmatchedStream, ID: id}, meta, load,
-		domain.ApplyUnmatched, func(u domain.UnmatchedFunds) ([]domain.Event, error) {
-			return domain.DecideReturnUnmatched(u, domain.ReturnUnmatched{By: by, Now: time.Now()})
-		})
+		domain.ApplyUnmatched, decide)
 	return snap.State, err
 }
 
@@ -218,7 +226,7 @@ func (l *Ledger) ImportCamt(ctx context.Context, r io.Reader, meta domain.Metada
 	for _, c := range f.Credits {
 		res, err := l.RecordBankCredit(ctx, domain.BankCredit{Entry: domain.BankEntry{Account: c.Account, EntryRef: c.EntryRef},
 			Amount: c.Amount, Currency: c.Currency, References: c.References, DebtorName: c.DebtorName,
-			DebtorAccount: c.DebtorIBAN}, meta)
+			DebtorAccount: c.DebtorIBAN, DebtorBank: c.DebtorBank}, meta)
 		if err != nil {
 			return rep, err
 		}

@@ -157,11 +157,7 @@ func (l *Ledger) fund(ctx context.Context, tenantID, id uuid.UUID, plan domain.P
 		}
 		f.Collection = acct
 	case domain.FundingMomo:
-		for _, a := range payer.MomoAccounts {
-			if payer.DefaultMomoAccountID != nil && a.ID == *payer.DefaultMomoAccountID {
-				f.PayerMomoPhone = a.PhoneNumber
-			}
-		}
+		f.PayerMomoPhone = payer.DefaultMomoPhone()
 	}
 	return f, nil
 }

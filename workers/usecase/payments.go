@@ -68,16 +68,26 @@ func (l *Ledger) AttachPaymentDocument(ctx context.Context, ref domain.StreamRef
 // due when it is decided) on a sandbox payment, deciding first on read,
 // the payment as the request read it (ExecutePaymentFrom), and then enters
 // it in the sandbox rail's books under the reference the deposit carries,
-// as a provider keeps its own record of the money it delivered.
+// as a provider keeps its own record of the money it delivered. A momo
+// push is paid from the phone it prompted, the payer's default momo number,
+// as M-Pesa would report it; the other sandbox rails report no payer.
 func (l *Ledger) RecordSandboxDeposit(ctx context.Context, ref domain.StreamRef, read domain.PaymentSnapshot, amount decimal.Decimal,
 	meta domain.Metadata) (domain.PaymentSnapshot, error) {
+	var payer *domain.Payer
+	if read.Funding == domain.FundingMomo {
+		u, err := l.User(ctx, ref.TenantID, read.UserID)
+		if err != nil && domain.ErrorKind(err) != domain.NotFound { // a user gone since reports no payer
+			return domain.PaymentSnapshot{}, err
+		}
+		payer = domain.MomoPayer(u.DefaultMomoPhone())
+	}
 	d := payout.SandboxDeposit{ID: uuid.Must(uuid.NewV7()), PaymentID: ref.ID}
 	after, err := l.ExecutePaymentFrom(ctx, ref, read, meta, func(p domain.Payment) ([]domain.Event, error) {
 		d.Amount, d.Rail, d.Currency, d.At = amount, p.Funding, p.DepositCurrency, time.Now()
 		if d.Amount.IsZero() {
 			d.Amount = p.Outstanding()
 		}
-		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: d.Amount, Now: d.At, Ref: d.ID.String()})
+		return domain.DecideDeposit(p, domain.RecordDeposit{Amount: d.Amount, Now: d.At, Ref: d.ID.String(), Payer: payer})
 	})
 	if err != nil || l.rails.SandboxDeposits == nil {
 		return after, err
@@ -110,5 +120,21 @@ func (l *Ledger) ResolvePayout(ctx context.Context, ref domain.StreamRef, c doma
 	return l.ExecutePayment(ctx, ref, meta, func(p domain.Payment) ([]domain.Event, error) {
 		c.Now = time.Now()
 		return domain.DecideResolvePayout(p, c)
+	})
+}
+
+// ResolveChangeRefund records a payment's queued change refund as paid by
+// hand by an operator (domain.DecideResolveChangeRefund), whoever's the
+// payment is.
+func (l *Ledger) ResolveChangeRefund(ctx context.Context, paymentID uuid.UUID, c domain.ResolveChangeRefund,
+	meta domain.Metadata) (domain.PaymentSnapshot, error) {
+	p, err := l.PaymentOfAnyTenant(ctx, paymentID)
+	if err != nil {
+		return domain.PaymentSnapshot{}, err
+	}
+	ref := domain.StreamRef{TenantID: p.TenantID, Type: "payment", ID: paymentID}
+	return l.ExecutePaymentFrom(ctx, ref, p.PaymentSnapshot, meta, func(p domain.Payment) ([]domain.Event, error) {
+		c.Now = time.Now()
+		return domain.DecideResolveChangeRefund(p, c)
 	})
 }

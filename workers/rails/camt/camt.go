@@ -11,7 +11,8 @@
 //   - https://mx-message.com/m/camt-054-001-11/BkToCstmrDbtCdtNtfctn/Ntfctn/Ntry/RvslInd
 //     and its sibling pages under .../Ntfctn/Ntry (NtryRef, Amt with Ccy,
 //     CdtDbtInd CRDT or DBIT, Sts, BookgDt, AcctSvcrRef, NtryDtls/TxDtls
-//     with RltdPties and RmtInf Ustrd or Strd/CdtrRefInf/Ref);
+//     with RltdPties, RltdAgts/DbtrAgt/FinInstnId/Nm and RmtInf Ustrd or
+//     Strd/CdtrRefInf/Ref);
 //   - a statement's balances, Stmt/Bal with Tp/CdOrPrtry/Cd, Amt with Ccy,
 //     CdtDbtInd (DBIT: a negative balance) and Dt/Dt or Dt/DtTm; the codes
 //     as ISO's external code set defines them (CLBD is the balance at the
@@ -52,6 +53,7 @@ type Credit struct {
 	References []string        // the remittance references the payer quoted: every Ustrd and Strd/CdtrRefInf/Ref, trimmed, distinct
 	DebtorName string          // the payer, as the bank reported it
 	DebtorIBAN string          // the payer's account: the IBAN, else the other id
+	DebtorBank string          // the payer's bank (RltdAgts/DbtrAgt/FinInstnId/Nm), which a refund to the account needs
 	BookedAt   time.Time       // the booking date (midnight UTC for a date without time); zero when absent
 }
 
@@ -274,7 +276,8 @@ type transaction struct {
 			ID accountID `xml:"Id"`
 		} `xml:"DbtrAcct"`
 	} `xml:"RltdPties"`
-	Remittance struct {
+	DebtorAgent string `xml:"RltdAgts>DbtrAgt>FinInstnId>Nm"`
+	Remittance  struct {
 		Unstructured []string `xml:"Ustrd"`
 		Structured   []struct {
 			CreditorRef string `xml:"CdtrRefInf>Ref"`
@@ -385,6 +388,9 @@ func (c *Credit) addDetails(t transaction) {
 	}
 	if c.DebtorIBAN == "" {
 		c.DebtorIBAN = t.RelatedParties.DebtorAccount.ID.id()
+	}
+	if c.DebtorBank == "" {
+		c.DebtorBank = strings.TrimSpace(t.DebtorAgent)
 	}
 	refs := append([]string(nil), t.Remittance.Unstructured...)
 	for _, s := range t.Remittance.Structured {

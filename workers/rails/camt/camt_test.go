@@ -32,7 +32,7 @@ func TestParseNotification(t *testing.T) {
 	}
 	c := f.Credits[0]
 	want := Credit{Account: "DE89370400440532013000", EntryRef: "BANK-ENTRY-0001", Currency: "EUR",
-		References: []string{"LDGABCDEFGHIJKL"}, DebtorName: "Ada Payer", DebtorIBAN: "FR7630006000011234567890189",
+		References: []string{"LDGABCDEFGHIJKL"}, DebtorName: "Ada Payer", DebtorIBAN: "FR7630006000011234567890189", DebtorBank: "BNP Paribas",
 		BookedAt: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)}
 	if !c.Amount.Equal(decimal.RequireFromString("105")) {
 		t.Errorf("got amount %s, want 105", c.Amount)
@@ -40,7 +40,7 @@ func TestParseNotification(t *testing.T) {
 	c.Amount = decimal.Decimal{}
 	if c.Account != want.Account || c.EntryRef != want.EntryRef || c.Currency != want.Currency ||
 		!slices.Equal(c.References, want.References) || c.DebtorName != want.DebtorName ||
-		c.DebtorIBAN != want.DebtorIBAN || !c.BookedAt.Equal(want.BookedAt) {
+		c.DebtorIBAN != want.DebtorIBAN || c.DebtorBank != want.DebtorBank || !c.BookedAt.Equal(want.BookedAt) {
 		t.Errorf("got %+v, want %+v", c, want)
 	}
 	if f.Skipped[0].Reason != "a debit" || !strings.HasPrefix(f.Skipped[1].Reason, "not booked") {

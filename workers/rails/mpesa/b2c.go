@@ -73,7 +73,7 @@ func (p *Rail) Payout(ctx context.Context, r payout.Request) (payout.Outcome, er
 	}
 	ack, err := p.client.Pay(ctx, B2C{OriginatorConversationID: row.originatorID, InitiatorName: p.cfg.Initiator,
 		SecurityCredential: p.cfg.SecurityCredential, CommandID: "BusinessPayment", Amount: row.amount, PartyA: p.cfg.B2CShortCode,
-		PartyB: msisdn(r.PhoneNumber), Remarks: "Payment " + r.PaymentID.String()[:8], QueueTimeOutURL: p.cfg.callbackURL("timeout", row.token),
+		PartyB: msisdn(r.PhoneNumber), Remarks: remarks(r), QueueTimeOutURL: p.cfg.callbackURL("timeout", row.token),
 		ResultURL: p.cfg.callbackURL("b2c", row.token), Occasion: accountReference(r.PaymentID)})
 	if api, ok := refused(err); ok {
 		// Not taken: no money left.
@@ -87,6 +87,13 @@ func (p *Rail) Payout(ctx context.Context, r payout.Request) (payout.Outcome, er
 		return payout.Outcome{}, fmt.Errorf("mpesa payout %s: record conversation: %w", row.originatorID, err)
 	}
 	return payout.Outcome{}, errPending
+}
+
+// remarks are a B2C request's Remarks, which Daraja limits to 100
+// characters: what the request pays, with the payment id's first group.
+func remarks(r payout.Request) string {
+	purpose := r.Purpose()
+	return purpose[:len(purpose)-len(r.PaymentID.String())+8]
 }
 
 // recover answers a payout asked for before: its recorded outcome, or,

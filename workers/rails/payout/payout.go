@@ -27,6 +27,7 @@ type Request struct {
 	PaymentID      uuid.UUID
 	TenantID       uuid.UUID // whose payment: a rail that learns outcomes later reports them by tenant and payment
 	IdempotencyKey string    // the same key is never paid twice
+	Refund         bool      // money paid back to a payer (a payment's change, returned unmatched funds: PaymentID is the item's), not a payout
 	Rail           string    // BANK, MOMO or LIGHTNING
 	Amount         decimal.Decimal
 	Currency       string // ZAR, KES, NGN, or BTC (Amount in sats)
@@ -35,6 +36,15 @@ type Request struct {
 	AccountNumber  string
 	PhoneNumber    string
 	LNURL          string
+}
+
+// Purpose is what r pays, as a provider's remarks show it: "Payment <id>",
+// or "Refund <id>".
+func (r Request) Purpose() string {
+	if r.Refund {
+		return "Refund " + r.PaymentID.String()
+	}
+	return "Payment " + r.PaymentID.String()
 }
 
 // Outcome is the rail's answer: completed, or rejected with a reason

@@ -46,15 +46,21 @@ func (s *Sandbox) Payout(ctx context.Context, r Request) (Outcome, error) {
 	id := uuid.Must(uuid.NewV7())
 	var out Outcome
 	// The call is counted and the payout executed in one round trip (and
-	// one transaction).
+	// one transaction). A change refund is not the payment's payout: it is
+	// not counted among the payout's calls.
 	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO sandbox_payout_calls (payment_id, calls) VALUES ($1, 1)
+	if !r.Refund {
+		b.Queue(`INSERT INTO sandbox_payout_calls (payment_id, calls) VALUES ($1, 1)
 		ON CONFLICT (payment_id) DO UPDATE SET calls = sandbox_payout_calls.calls + 1`, r.PaymentID)
-	b.Queue(`INSERT INTO sandbox_payouts (id, payment_id, idempotency_key, rail, amount, currency, destination, status, reason)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id`,
-		id, r.PaymentID, r.IdempotencyKey, r.Rail, r.Amount, r.Currency, dest, status, reason)
+	}
+	b.Queue(`INSERT INTO sandbox_payouts (id, payment_id, idempotency_key, rail, amount, currency, destination, status, reason, refund)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id`,
+		id, r.PaymentID, r.IdempotencyKey, r.Rail, r.Amount, r.Currency, dest, status, reason, r.Refund)
 	br := s.pool.SendBatch(ctx, b)
-	_, err := br.Exec()
+	var err error
+	if !r.Refund {
+		_, err = br.Exec()
+	}
 	if err == nil {
 		err = br.QueryRow().Scan(&id)
 	}
@@ -95,10 +101,25 @@ type Item struct {
 
 // Payouts lists the payouts executed for a payment and the calls received.
 func (s *Sandbox) Payouts(ctx context.Context, paymentID uuid.UUID) ([]Item, int64, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, payment_id, idempotency_key, rail, amount, currency, status, created_at
-		FROM sandbox_payouts WHERE payment_id = $1 ORDER BY created_at, id`, paymentID)
+	items, err := s.items(ctx, paymentID, false)
 	if err != nil {
-		return nil, 0, fmt.Errorf("sandbox payouts: %w", err)
+		return nil, 0, err
+	}
+	var calls int64
+	err = s.pool.QueryRow(ctx, `SELECT coalesce((SELECT calls FROM sandbox_payout_calls WHERE payment_id = $1), 0)`, paymentID).Scan(&calls)
+	return items, calls, err
+}
+
+// Refunds lists the change refunds executed for a payment: one at most.
+func (s *Sandbox) Refunds(ctx context.Context, paymentID uuid.UUID) ([]Item, error) {
+	return s.items(ctx, paymentID, true)
+}
+
+func (s *Sandbox) items(ctx context.Context, paymentID uuid.UUID, refunds bool) ([]Item, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, payment_id, idempotency_key, rail, amount, currency, status, created_at
+		FROM sandbox_payouts WHERE payment_id = $1 AND refund = $2 ORDER BY created_at, id`, paymentID, refunds)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox payouts: %w", err)
 	}
 	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Item, error) {
 		var it Item
@@ -107,9 +128,7 @@ func (s *Sandbox) Payouts(ctx context.Context, paymentID uuid.UUID) ([]Item, int
 		return it, err
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("sandbox payouts: %w", err)
+		return nil, fmt.Errorf("sandbox payouts: %w", err)
 	}
-	var calls int64
-	err = s.pool.QueryRow(ctx, `SELECT coalesce((SELECT calls FROM sandbox_payout_calls WHERE payment_id = $1), 0)`, paymentID).Scan(&calls)
-	return items, calls, err
+	return items, nil
 }

@@ -32,8 +32,10 @@ type Outcomes interface {
 	// PayoutSettled asks for the payout to be called again, which now
 	// answers the recorded outcome and moves the payment on.
 	PayoutSettled(ctx context.Context, tenantID, paymentID uuid.UUID) error
-	// PayoutReversed records that a successful payout came back.
-	PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, transferCode, reason string) error
+	// PayoutReversed records that a successful payout came back; key is
+	// the payout's idempotency key (the payment's payout, or its change
+	// refund).
+	PayoutReversed(ctx context.Context, tenantID, paymentID uuid.UUID, key, transferCode, reason string) error
 }
 
 // Rail is the payout rail for bank accounts through Paystack Transfers.
@@ -123,7 +125,7 @@ func (p *Rail) Payout(ctx context.Context, r payout.Request) (payout.Outcome, er
 		return payout.Outcome{}, fmt.Errorf("paystack payout %s: mark posted: %w", row.reference, err)
 	}
 	t, err := p.client.Initiate(ctx, TransferRequest{Source: "balance", Amount: amount, Recipient: recipient,
-		Reason: "Payment " + r.PaymentID.String(), Currency: r.Currency, Reference: row.reference})
+		Reason: r.Purpose(), Currency: r.Currency, Reference: row.reference})
 	if api, ok := refused(err); ok && lowBalance(api) {
 		// Ours to fix, not the recipient's: the payout waits for a top-up
 		// (the stalled-payment sweep retries it) rather than failing.

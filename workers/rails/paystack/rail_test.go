@@ -60,7 +60,7 @@ func (r *recorded) PayoutSettled(ctx context.Context, _, paymentID uuid.UUID) er
 	return nil
 }
 
-func (r *recorded) PayoutReversed(_ context.Context, _, paymentID uuid.UUID, _, _ string) error {
+func (r *recorded) PayoutReversed(_ context.Context, _, paymentID uuid.UUID, _, _, _ string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reversals[paymentID]++

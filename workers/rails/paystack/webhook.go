@@ -152,7 +152,7 @@ func (p *Rail) Reconcile(ctx context.Context, reference string) error {
 	case "success", "failed":
 		return p.outcomes.PayoutSettled(ctx, row.tenantID, row.paymentID)
 	case "reversed":
-		return p.outcomes.PayoutReversed(ctx, row.tenantID, row.paymentID, row.transferCode, row.reason)
+		return p.outcomes.PayoutReversed(ctx, row.tenantID, row.paymentID, row.reference, row.transferCode, row.reason)
 	}
 	return nil
 }
