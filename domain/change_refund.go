@@ -55,7 +55,20 @@ type PayerRefund struct {
 	PayoutID       string `json:"payoutId,omitempty"`       // the rail's id of the refund, or the operator's reference
 	Reason         string `json:"reason,omitempty"`         // why it waits for an operator
 	ResolvedBy     string `json:"resolvedBy,omitempty"`     // the operator who paid it by hand
+	// Outcome is what the rail did with the refund it was asked for, as its
+	// provider's records show it (reconciliation compares them): success,
+	// failed (refused), reversed (made, then sent back); empty while the
+	// rail has not answered, or when no rail was asked. An operator paying
+	// by hand afterwards does not change it: that money left another way.
+	Outcome string `json:"outcome,omitempty"`
 }
+
+// Outcomes of a PayerRefund, the statement's statuses of the provider's record.
+const (
+	RefundSucceeded = "success"
+	RefundFailed    = "failed"
+	RefundReversed  = "reversed"
+)
 
 // ChangeRefundKey is the idempotency key of p's change refund: the rails
 // de-duplicate by it (M-Pesa's OriginatorConversationID, Paystack's
@@ -114,10 +127,19 @@ func applyChangeRefund(p Payment, e Event) Payment {
 	case PaymentChangeRefunded:
 		r := p.changeRefund()
 		r.PayoutID, r.ResolvedBy, r.Reason = e.PayoutID, e.ResolvedBy, ""
+		if e.ResolvedBy == "" {
+			r.Outcome = RefundSucceeded
+		}
 		p.ChangeRefundStatus, p.ChangeRefund, p.UpdatedAt = ChangeRefunded, &r, e.At
 	case PaymentChangeRefundQueued:
 		r := p.changeRefund()
 		r.Reason = e.Reason
+		switch p.ChangeRefundStatus {
+		case ChangeSending: // the rail refused it
+			r.Outcome = RefundFailed
+		case ChangeRefunded: // the payer's bank sent it back
+			r.Outcome = RefundReversed
+		}
 		p.ChangeRefundStatus, p.ChangeRefund, p.UpdatedAt = ChangeQueued, &r, e.At
 	}
 	return p

@@ -125,7 +125,8 @@ func TestChangeRefundOutcomes(t *testing.T) {
 			t.Errorf("change_payable %s, external:MOMO %s: want 0 and what came in less the payout and the change",
 				balance["change_payable KES"], balance["external:MOMO KES"])
 		}
-		if after.ChangeRefundStatus != ChangeRefunded || after.ChangeRefund.PayoutID != "RKT1" || after.Status != StatusSuccess {
+		if after.ChangeRefundStatus != ChangeRefunded || after.ChangeRefund.PayoutID != "RKT1" || after.Status != StatusSuccess ||
+			after.ChangeRefund.Outcome != RefundSucceeded {
 			t.Errorf("got %s %+v %s, want refunded by RKT1, still success", after.ChangeRefundStatus, after.ChangeRefund, after.Status)
 		}
 		if again, err := DecideChangeRefundResult(after, PayoutResult{PayoutID: "RKT1", Now: businessHours}); err != nil || len(again) > 0 {
@@ -140,7 +141,7 @@ func TestChangeRefundOutcomes(t *testing.T) {
 		after = step(t, after, events, err, "payment.change_refund_queued")
 		balance = balances(append(all, PostingsOf(events[0])...))
 		if !balance["change_payable KES"].Equal(p.ChangeOwed().Neg()) || after.ChangeRefundStatus != ChangeQueued ||
-			after.ChangeRefund.Reason != "the payer's bank reversed the refund: account closed" {
+			after.ChangeRefund.Reason != "the payer's bank reversed the refund: account closed" || after.ChangeRefund.Outcome != RefundReversed {
 			t.Errorf("after the reversal: change_payable %s, %s %+v; want the change owed again, queued", balance["change_payable KES"],
 				after.ChangeRefundStatus, after.ChangeRefund)
 		}
@@ -152,13 +153,17 @@ func TestChangeRefundOutcomes(t *testing.T) {
 		if again, err := DecideChangeRefundReversal(after, PayoutReversal{PayoutID: "RKT1", Now: businessHours}); err != nil || len(again) > 0 {
 			t.Errorf("the reversal reported after an operator paid: got %v %v, want nothing", again, err)
 		}
+		if after.ChangeRefund.Outcome != RefundReversed { // the rail's record stays reversed: the operator paid another way
+			t.Errorf("paid by hand after a reversal: the rail's outcome is %q, want reversed", after.ChangeRefund.Outcome)
+		}
 	})
 	t.Run("refused, then paid by hand", func(t *testing.T) {
 		t.Parallel()
 		p, all := sent(t)
 		events, err := DecideChangeRefundResult(p, PayoutResult{Rejected: true, Reason: "the number is not registered", Now: businessHours})
 		p = step(t, p, events, err, "payment.change_refund_queued")
-		if p.ChangeRefundStatus != ChangeQueued || p.ChangeRefund.Reason != "the payout rail refused the refund: the number is not registered" {
+		if p.ChangeRefundStatus != ChangeQueued || p.ChangeRefund.Reason != "the payout rail refused the refund: the number is not registered" ||
+			p.ChangeRefund.Outcome != RefundFailed {
 			t.Fatalf("got %s %+v, want queued with the rail's reason", p.ChangeRefundStatus, p.ChangeRefund)
 		}
 		for _, bad := range []struct {
@@ -172,8 +177,8 @@ func TestChangeRefundOutcomes(t *testing.T) {
 		p = step(t, p, events, err, "payment.change_refunded")
 		balance := balances(append(all, PostingsOf(events[0])...))
 		if !balance["change_payable KES"].IsZero() || p.ChangeRefund.PayoutID != "BANK-REF-9" || p.ChangeRefund.ResolvedBy != "ops" ||
-			p.ChangeRefund.Reason != "" {
-			t.Errorf("change_payable %s, refund %+v: want 0, paid by ops as BANK-REF-9", balance["change_payable KES"], p.ChangeRefund)
+			p.ChangeRefund.Reason != "" || p.ChangeRefund.Outcome != RefundFailed {
+			t.Errorf("change_payable %s, refund %+v: want 0, paid by ops as BANK-REF-9, the rail's refusal kept", balance["change_payable KES"], p.ChangeRefund)
 		}
 	})
 }

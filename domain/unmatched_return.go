@@ -66,11 +66,11 @@ func applyReturn(u UnmatchedFunds, e Event) UnmatchedFunds {
 		u.Return, u.UpdatedAt = &PayerRefund{Rail: e.Rail, IdempotencyKey: e.IdempotencyKey}, e.At
 	case UnmatchedFundsReturned:
 		r := u.payerReturn()
-		r.PayoutID = e.PayoutID
+		r.PayoutID, r.Outcome = e.PayoutID, RefundSucceeded
 		u.Status, u.Return, u.UpdatedAt = UnmatchedReturned, &r, e.At
 	case UnmatchedFundsReturnRefused:
 		r := u.payerReturn()
-		r.Reason = e.Reason
+		r.Reason, r.Outcome = e.Reason, RefundFailed
 		u.Return, u.UpdatedAt = &r, e.At
 	}
 	return u

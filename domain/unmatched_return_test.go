@@ -64,7 +64,8 @@ func TestUnmatchedReturn(t *testing.T) {
 				t.Errorf("postings %+v (%v): want refunds_payable to external:%s", PostingsOf(events[0]), err, tt.rail)
 			}
 			done := ApplyUnmatched(u, events[0])
-			if done.Status != UnmatchedReturned || done.Return.PayoutID != "TRF_1" || done.ReturnSending() {
+			if done.Status != UnmatchedReturned || done.Return.PayoutID != "TRF_1" || done.ReturnSending() ||
+				done.Return.Outcome != RefundSucceeded {
 				t.Errorf("got %s %+v, want returned by TRF_1", done.Status, done.Return)
 			}
 			if again, err := DecideReturnResult(done, PayoutResult{PayoutID: "TRF_1", Now: now}); err != nil || len(again) > 0 {
@@ -73,7 +74,7 @@ func TestUnmatchedReturn(t *testing.T) {
 			events, err = DecideReturnResult(u, PayoutResult{Rejected: true, Reason: "no such account", Now: now})
 			wantTypes(t, events, err, "unmatched_funds.return_refused")
 			if refused := ApplyUnmatched(u, events[0]); refused.Status != UnmatchedReturning || refused.ReturnSending() ||
-				refused.Return.Reason != "the payout rail refused the return: no such account" {
+				refused.Return.Reason != "the payout rail refused the return: no such account" || refused.Return.Outcome != RefundFailed {
 				t.Errorf("refused: got %s %+v, want returning, the operator's", refused.Status, refused.Return)
 			}
 		})

@@ -423,6 +423,7 @@ func TestSlowReceiverDelaysNoOneElse(t *testing.T) {
 func TestChangeRefundWithDriftingPrice(t *testing.T) {
 	t.Parallel()
 	p := newPaymentSetup(t, map[string]string{"LEDGER_SANDBOX_PRICE_DRIFT": "0.04/4s"})
+	from := time.Now().UTC().Truncate(time.Second)
 	momoFail := mustStatus(t, p.s.call(t, http.MethodPost, "/merchants", p.tok,
 		`{"name":"Unregistered","country":"Kenya","phoneNumber":"+254700000002"}`), http.StatusCreated)["id"].(string)
 	var ids []string
@@ -464,6 +465,11 @@ func TestChangeRefundWithDriftingPrice(t *testing.T) {
 	payouts := mustStatus(t, p.s.call(t, http.MethodGet, "/sandbox/payouts?paymentId="+momo, p.tok, ""), http.StatusOK)
 	if items := payouts["items"].([]any); len(items) != 1 || payouts["calls"] != 1.0 {
 		t.Errorf("sandbox payouts: got %v, want the payout alone, called once", payouts)
+	}
+	// Reconciled, the rail's books hold the momo deposit and the change
+	// refund; the ledger holds both under the same references.
+	if rep := p.s.reconcile(t, "MOMO", from, time.Now().UTC().Add(time.Minute)); rep.Matched != 2 || len(rep.Breaks) != 0 {
+		t.Errorf("reconciled MOMO: got %d matched, breaks %v; want the deposit and the refund, no break", rep.Matched, rep.found())
 	}
 	// The documented failing momo number: the payout is rejected.
 	id := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":1000}`, momoFail))["id"].(string)

@@ -24,7 +24,7 @@ type ledgerEvent struct {
 
 // ledgerMovementTypes are the event types ledgerRecords reads.
 var ledgerMovementTypes = []string{"payment.deposit_received", "payment.deposited", "payment.transferring",
-	"unmatched_funds.received", "unmatched_funds.assigned"}
+	"payment.change_refund_sent", "unmatched_funds.received", "unmatched_funds.assigned", "unmatched_funds.return_sent"}
 
 // ledgerRecords turns the ledger's money events into the records a
 // provider would list (the references are those of the statement
@@ -39,7 +39,12 @@ var ledgerMovementTypes = []string{"payment.deposit_received", "payment.deposite
 //     (the payment id), dated when its intent was recorded (just before
 //     the rail was called: payment.transferring), with the amount it pays
 //     and its status now: pending while transferring, failed, success,
-//     or reversed when a success came back.
+//     or reversed when a success came back;
+//   - money paid back to a payer by a payout rail (a payment's change, unmatched
+//     funds returned) is one record per refund, keyed by the refund's own
+//     idempotency key (change-<payment id>, return-<unmatched id>), dated
+//     when it was asked of the rail, with the rail's outcome now. A refund an
+//     operator paid by hand left no rail record: it is not listed.
 func ledgerRecords(events []ledgerEvent) []statement.Record {
 	type in struct {
 		rec statement.Record
@@ -81,6 +86,14 @@ func ledgerRecords(events []ledgerEvent) []statement.Record {
 			p := le.Payment // a payment records its payout intent once
 			out = append(out, statement.Record{Rail: p.PayoutMethod, Ref: p.ID.String(), Direction: statement.Out, Amount: p.PayoutAmount,
 				Currency: p.DestinationUnit(), Status: payoutStatus(*p), At: e.At})
+		case domain.PaymentChangeRefundSent:
+			if le.Payment != nil {
+				out = append(out, refundRecord(e.Rail, e.IdempotencyKey, e.Amount, e.Currency, le.Payment.ChangeRefund, e.At))
+			}
+		case domain.UnmatchedFundsReturnSent:
+			if le.Unmatched != nil {
+				out = append(out, refundRecord(e.Rail, e.IdempotencyKey, e.Amount, e.Currency, le.Unmatched.Return, e.At))
+			}
 		}
 	}
 	for _, k := range inOrder {
@@ -128,6 +141,16 @@ func depositRef(le ledgerEvent, source *domain.DepositSource, ref string) (strin
 	// A deposit the rail named no transfer for (recorded before its rail
 	// reported one): its payment names it, so its break says where to look.
 	return p.Funding, "payment:" + p.ID.String(), true
+}
+
+// refundRecord is a refund asked of a payout rail, with the rail's
+// outcome as the refund's state holds it now: pending until it answered.
+func refundRecord(rail, key string, amount decimal.Decimal, currency string, now *domain.PayerRefund, at time.Time) statement.Record {
+	status := statement.Pending
+	if now != nil && now.Outcome != "" {
+		status = now.Outcome // the domain's outcomes are the statement's statuses
+	}
+	return statement.Record{Rail: rail, Ref: key, Direction: statement.Out, Amount: amount, Currency: currency, Status: status, At: at}
 }
 
 // payoutStatus is a payout's status as a provider would report it now.

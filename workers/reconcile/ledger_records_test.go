@@ -34,6 +34,18 @@ func TestLedgerRecords(t *testing.T) {
 		Status: domain.StatusFailed}
 	pending := &domain.Payment{ID: uuid.New(), PayoutMethod: domain.PayoutMomo, DestinationCurrency: "KES", PayoutAmount: dec("300"),
 		Status: domain.StatusTransferring}
+	// Refunds to payers, each with the rail's outcome its state holds now.
+	changed := &domain.Payment{ID: uuid.New(), ChangeRefund: &domain.PayerRefund{Outcome: domain.RefundReversed}}
+	sending := &domain.Payment{ID: uuid.New(), ChangeRefund: &domain.PayerRefund{}}
+	returned := &domain.UnmatchedFunds{ID: uuid.New(), Return: &domain.PayerRefund{Outcome: domain.RefundSucceeded}}
+	refunds := []ledgerEvent{
+		{Event: domain.PaymentChangeRefundSent{Rail: domain.PayoutBank, Amount: dec("12.5"), Currency: "NGN",
+			IdempotencyKey: domain.ChangeRefundKey(changed.ID), At: at}, Payment: changed},
+		{Event: domain.PaymentChangeRefundSent{Rail: domain.PayoutMomo, Amount: dec("7"), Currency: "KES",
+			IdempotencyKey: domain.ChangeRefundKey(sending.ID), At: at}, Payment: sending},
+		{Event: domain.UnmatchedFundsReturnSent{Rail: domain.PayoutMomo, Amount: dec("100"), Currency: "KES",
+			IdempotencyKey: domain.ReturnKey(returned.ID), At: at}, Unmatched: returned},
+	}
 	events := []ledgerEvent{
 		// A bank credit split between a deposit and its excess: one record.
 		{Event: domain.PaymentDeposited{Amount: dec("100"), Source: entry, At: at}, Payment: bank},
@@ -58,7 +70,7 @@ func TestLedgerRecords(t *testing.T) {
 		{Event: domain.PaymentTransferring{At: at}, Payment: pending},
 	}
 	got := map[key]statement.Record{}
-	for _, r := range ledgerRecords(events) {
+	for _, r := range ledgerRecords(append(events, refunds...)) {
 		if _, ok := got[key{r.Rail, r.Ref}]; ok {
 			t.Errorf("%s %s listed twice", r.Rail, r.Ref)
 		}
@@ -74,6 +86,9 @@ func TestLedgerRecords(t *testing.T) {
 		{Rail: "BANK", Ref: reversed.ID.String(), Direction: "out", Amount: dec("5"), Currency: "ZAR", Status: "reversed"},
 		{Rail: "LIGHTNING", Ref: failed.ID.String(), Direction: "out", Amount: dec("1000"), Currency: "sats", Status: "failed"},
 		{Rail: "MOMO", Ref: pending.ID.String(), Direction: "out", Amount: dec("300"), Currency: "KES", Status: "pending"},
+		{Rail: "BANK", Ref: "change-" + changed.ID.String(), Direction: "out", Amount: dec("12.5"), Currency: "NGN", Status: "reversed"},
+		{Rail: "MOMO", Ref: "change-" + sending.ID.String(), Direction: "out", Amount: dec("7"), Currency: "KES", Status: "pending"},
+		{Rail: "MOMO", Ref: "return-" + returned.ID.String(), Direction: "out", Amount: dec("100"), Currency: "KES", Status: "success"},
 	}
 	if len(got) != len(want) {
 		t.Errorf("got %d records, want %d: %v", len(got), len(want), got)
