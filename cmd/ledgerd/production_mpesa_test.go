@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -70,6 +71,22 @@ func forwardedURL(t *testing.T) (string, func(target string)) {
 	}
 }
 
+// productionMPesa starts production ledgerd with the M-Pesa rail on fake
+// (Lightning on a fake node) and extra settings, its tenants and merchants
+// made. Its public URL, which the callback URLs it gives M-Pesa name, is
+// known before it listens; forward points it at another process. env is
+// ledgerd's settings on p.s's books: a process started with it shares them.
+func productionMPesa(t *testing.T, fake *mpesatest.Server, extra map[string]string) (p paymentSetup, env map[string]string, forward func(string)) {
+	t.Helper()
+	env = productionLightning(t, lndtest.NewNode(t))
+	maps.Copy(env, mpesaEnv(t, fake))
+	env["LEDGER_PUBLIC_URL"], forward = forwardedURL(t)
+	maps.Copy(env, extra)
+	p = newPaymentSetup(t, env)
+	forward(p.s.URL)
+	return p, onStore(p.s, env), forward
+}
+
 // TestProductionMPesaPushToB2C: production ledgerd takes a Kenyan momo
 // payment by an STK prompt to the payer's default momo number, sent once
 // by the workers after payment.created committed; the payer's approval
@@ -78,16 +95,9 @@ func forwardedURL(t *testing.T) (string, func(target string)) {
 // token is refused and logged.
 func TestProductionMPesaPushToB2C(t *testing.T) {
 	t.Parallel()
-	node := lndtest.NewNode(t)
 	fake := mpesatest.NewServer(t, mpesaCreds)
-	env := productionLightning(t, node)
-	for k, v := range mpesaEnv(t, fake) {
-		env[k] = v
-	}
-	public, forward := forwardedURL(t)
-	env["LEDGER_PUBLIC_URL"] = public
-	p := newPaymentSetup(t, env)
-	forward(p.s.URL)
+	p, env, _ := productionMPesa(t, fake, nil)
+	public := env["LEDGER_PUBLIC_URL"]
 
 	var ready struct{ Rails map[string]string }
 	mustDecode(t, mustOK(t, p.s.get(t, "/readyz")), &ready)
@@ -221,18 +231,8 @@ func TestMPesaConfiguration(t *testing.T) {
 // prompt the payer cancelled lets its payment expire.
 func TestProductionMPesaQueryAtExpiry(t *testing.T) {
 	t.Parallel()
-	node := lndtest.NewNode(t)
 	fake := mpesatest.NewServer(t, mpesaCreds)
-	env := productionLightning(t, node)
-	for k, v := range mpesaEnv(t, fake) {
-		env[k] = v
-	}
-	public, forward := forwardedURL(t)
-	env["LEDGER_PUBLIC_URL"], env["LEDGER_VALIDITY"] = public, "momo=3s"
-	p := newPaymentSetup(t, env)
-	forward(p.s.URL)
-	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
-		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	p, env, _ := productionMPesa(t, fake, map[string]string{"LEDGER_VALIDITY": "momo=3s"})
 	startServer(t, env)
 
 	body := fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo)
@@ -264,19 +264,9 @@ func TestProductionMPesaQueryAtExpiry(t *testing.T) {
 // records the success: one B2C request, one payment.
 func TestProductionMPesaRecoveryAfterRestart(t *testing.T) {
 	t.Parallel()
-	node := lndtest.NewNode(t)
 	fake := mpesatest.NewServer(t, mpesaCreds)
 	fake.DropCallbacks(true)
-	env := productionLightning(t, node)
-	for k, v := range mpesaEnv(t, fake) {
-		env[k] = v
-	}
-	public, forward := forwardedURL(t)
-	env["LEDGER_PUBLIC_URL"], env["LEDGER_VALIDITY"] = public, "momo=2s"
-	p := newPaymentSetup(t, env)
-	forward(p.s.URL)
-	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
-		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	p, env, forward := productionMPesa(t, fake, map[string]string{"LEDGER_VALIDITY": "momo=2s"})
 
 	id := p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo))["id"].(string)
 	deadline := time.Now().Add(10 * time.Second)
