@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -154,6 +155,16 @@ func startServer(t *testing.T, env map[string]string) *testServer {
 		}
 	})
 	return s
+}
+
+// onStore is env on s's database and stream: a server started with it
+// shares s's books, or takes over from s once s stops.
+func onStore(s *testServer, env map[string]string) map[string]string {
+	out := map[string]string{}
+	maps.Copy(out, env)
+	out["DATABASE_URL"], out["LEDGER_NATS_STREAM"], out["LEDGER_NATS_SUBJECT_PREFIX"] =
+		s.DatabaseURL, s.Stream.Name, s.Stream.SubjectPrefix
+	return out
 }
 
 // serverVars are a test server's settings: its own database and stream,

@@ -346,8 +346,7 @@ func TestExpiryAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	p.s = startServer(t, map[string]string{"DATABASE_URL": p.s.DatabaseURL, "LEDGER_NATS_STREAM": p.s.Stream.Name,
-		"LEDGER_NATS_SUBJECT_PREFIX": p.s.Stream.SubjectPrefix, "LEDGER_EXPIRY_POLL": "200ms"})
+	p.s = startServer(t, onStore(p.s, map[string]string{"LEDGER_EXPIRY_POLL": "200ms"}))
 	got := p.waitFor(t, id, 15*time.Second, statusIs("expired"))
 	if s := statuses(got); !slices.Equal(s, []string{"created", "expired"}) {
 		t.Errorf("statusLogs: got %v", s)

@@ -58,8 +58,7 @@ func TestProductionLightningDeposits(t *testing.T) {
 	env := productionLightning(t, node)
 	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, paystacktest.NewServer(t, paystackTestKey).URL()
 	p := newPaymentSetup(t, env)
-	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
-		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	env = onStore(p.s, env)
 	second := startServer(t, env)
 
 	pay := func() (id, hash string) {

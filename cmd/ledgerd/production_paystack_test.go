@@ -178,8 +178,7 @@ func TestProductionPaystackRecoveryAfterRestart(t *testing.T) {
 	env := productionLightning(t, node)
 	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, fake.URL()
 	p := newPaymentSetup(t, env)
-	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
-		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	env = onStore(p.s, env)
 
 	got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r"}`, p.za))
 	id := got["id"].(string)

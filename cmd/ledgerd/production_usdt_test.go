@@ -55,8 +55,7 @@ func TestProductionUSDTDeposits(t *testing.T) {
 	env["LEDGER_USDT_XPUB"], env["LEDGER_ETH_RPC_URL"], env["LEDGER_USDT_CONTRACT"] = xpub, chain.URL, token
 	env["LEDGER_ETH_CONFIRMATIONS"], env["LEDGER_ETH_POLL"] = "3", "100ms"
 	p := newPaymentSetup(t, env)
-	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
-		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	env = onStore(p.s, env)
 	second := startServer(t, env)
 
 	var ready struct{ Rails map[string]string }
