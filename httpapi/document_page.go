@@ -22,23 +22,22 @@ type documentFile struct {
 // documentPage is a page of documents, newest first, each with a
 // presigned download URL valid presignTTL.
 type documentPage[B any] struct {
-	Items                        []B     `json:"items"`
-	OffsetMarker                 *string `json:"offsetMarker"`
-	PresignedURLExpiresInSeconds int     `json:"presignedUrlExpiresInSeconds"`
+	page[B]
+	PresignedURLExpiresInSeconds int `json:"presignedUrlExpiresInSeconds"`
 }
 
 // presignedPage is the page of items, next its offset marker: body makes
 // an item's body, given the presigned download URL of document id(d).
 func presignedPage[D, B any](ctx context.Context, p *Presigner, items []D, next string, id func(D) uuid.UUID,
 	body func(d D, link *string) B) (documentPage[B], error) {
-	page := documentPage[B]{Items: make([]B, 0, len(items)), OffsetMarker: nullable(next),
+	out := documentPage[B]{page: page[B]{Items: make([]B, 0, len(items)), OffsetMarker: nullable(next)},
 		PresignedURLExpiresInSeconds: int(presignTTL / time.Second)}
 	for _, d := range items {
 		link, err := p.Sign(ctx, id(d))
 		if err != nil {
-			return page, err
+			return out, err
 		}
-		page.Items = append(page.Items, body(d, &link))
+		out.Items = append(out.Items, body(d, &link))
 	}
-	return page, nil
+	return out, nil
 }
