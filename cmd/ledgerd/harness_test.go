@@ -124,7 +124,7 @@ func (b *lockedBuffer) String() string {
 func startServer(t *testing.T, env map[string]string) *testServer {
 	t.Helper()
 	vars, stream := serverVars(t, env)
-	cfg, err := loadConfig(nil, func(k string) string { return vars[k] }, io.Discard)
+	cfg, err := loadEnv(vars)
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}

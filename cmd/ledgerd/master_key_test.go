@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -19,7 +18,7 @@ import (
 // Production refuses to start without a master key.
 func TestProductionNeedsAMasterKey(t *testing.T) {
 	t.Parallel()
-	_, err := loadConfig(nil, func(k string) string { return map[string]string{"LEDGER_MODE": "production"}[k] }, io.Discard)
+	_, err := loadEnv(map[string]string{"LEDGER_MODE": "production"})
 	if err == nil || !strings.Contains(err.Error(), "LEDGER_MASTER_KEY_FILE") {
 		t.Errorf("production without LEDGER_MASTER_KEY_FILE: got %v, want an error naming it", err)
 	}
@@ -56,7 +55,7 @@ func TestStartRefusesAnotherMasterKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	vars := onStore(a, map[string]string{"NATS_URL": testenv.NATSURL(), "LEDGER_ADDR": "127.0.0.1:0", "LEDGER_MASTER_KEY_FILE": other})
-	cfg, err := loadConfig(nil, func(k string) string { return vars[k] }, io.Discard)
+	cfg, err := loadEnv(vars)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,24 +181,12 @@ func TestMPesaConfiguration(t *testing.T) {
 	t.Parallel()
 	fake := mpesatest.NewServer(t, mpesaCreds)
 	full := mpesaEnv(t, fake)
+	full["LEDGER_MODE"] = "production"
 	load := func(env map[string]string) (config, error) {
 		env["LEDGER_MASTER_KEY_FILE"] = masterKey
-		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+		return loadEnv(env)
 	}
-	with := func(changes map[string]string) map[string]string {
-		env := map[string]string{"LEDGER_MODE": "production"}
-		for k, v := range full {
-			env[k] = v
-		}
-		for k, v := range changes {
-			if v == "" {
-				delete(env, k)
-			} else {
-				env[k] = v
-			}
-		}
-		return env
-	}
+	with := func(changes map[string]string) map[string]string { return changed(full, changes) }
 	for name, env := range map[string]map[string]string{
 		"no passkey":                 with(map[string]string{"LEDGER_MPESA_PASSKEY_FILE": ""}),
 		"no certificate":             with(map[string]string{"LEDGER_MPESA_CERT_FILE": ""}),

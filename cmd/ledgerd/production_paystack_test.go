@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -118,7 +117,7 @@ func TestPaystackConfiguration(t *testing.T) {
 	}
 	load := func(env map[string]string) (config, error) {
 		env["LEDGER_MASTER_KEY_FILE"] = masterKey
-		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+		return loadEnv(env)
 	}
 	for name, env := range map[string]map[string]string{
 		"base URL without a key": {"LEDGER_MODE": "production", "LEDGER_PAYSTACK_BASE_URL": "https://api.paystack.co"},

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -244,23 +243,7 @@ func TestUSDTConfiguration(t *testing.T) {
 	xpub := testXPub(t)
 	full := map[string]string{"LEDGER_MODE": "production", "LEDGER_MASTER_KEY_FILE": masterKey, "LEDGER_USDT_XPUB": xpub,
 		"LEDGER_ETH_RPC_URL": "http://127.0.0.1:8545", "LEDGER_USDT_CONTRACT": "0xdAC17F958D2ee523a2206206994597C13D831ec7"}
-	with := func(changes map[string]string) map[string]string {
-		env := map[string]string{}
-		for k, v := range full {
-			env[k] = v
-		}
-		for k, v := range changes {
-			if v == "" {
-				delete(env, k)
-			} else {
-				env[k] = v
-			}
-		}
-		return env
-	}
-	load := func(env map[string]string) (config, error) {
-		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	}
+	with := func(changes map[string]string) map[string]string { return changed(full, changes) }
 	master, err := hdkeychain.NewMaster(bytes.Repeat([]byte{7}, 32), &chaincfg.MainNetParams)
 	if err != nil {
 		t.Fatal(err)
@@ -276,11 +259,11 @@ func TestUSDTConfiguration(t *testing.T) {
 		"no confirmations":   with(map[string]string{"LEDGER_ETH_CONFIRMATIONS": "0"}),
 		"in sandbox":         with(map[string]string{"LEDGER_MODE": "sandbox"}),
 	} {
-		if _, err := load(env); err == nil || !strings.Contains(err.Error(), "USDT") && !strings.Contains(err.Error(), "ETH") {
+		if _, err := loadEnv(env); err == nil || !strings.Contains(err.Error(), "USDT") && !strings.Contains(err.Error(), "ETH") {
 			t.Errorf("%s: got %v, want a USDT setting error", name, err)
 		}
 	}
-	cfg, err := load(with(nil))
+	cfg, err := loadEnv(with(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
