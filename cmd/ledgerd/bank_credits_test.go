@@ -328,14 +328,7 @@ func TestCamtCreditAfterExpiry(t *testing.T) {
 // twice or too short, and reads it from a file, trimmed.
 func TestOperatorTokenConfiguration(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	file, short := filepath.Join(dir, "operator.token"), filepath.Join(dir, "short.token")
-	if err := os.WriteFile(file, []byte(testOperatorToken+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(short, []byte("0123456789\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file, short := settingFile(t, "operator.token", []byte(testOperatorToken+"\n")), settingFile(t, "short.token", []byte("0123456789\n"))
 	for name, env := range map[string]map[string]string{
 		"twice":     {"LEDGER_OPERATOR_TOKEN": testOperatorToken, "LEDGER_OPERATOR_TOKEN_FILE": file},
 		"too short": {"LEDGER_OPERATOR_TOKEN": "0123456789"},

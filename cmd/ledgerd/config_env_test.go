@@ -3,6 +3,9 @@ package main
 import (
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
+	"testing"
 )
 
 // loadEnv is loadConfig with env as the whole environment and no flags.
@@ -22,4 +25,16 @@ func changed(base, changes map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// settingFile writes b to a file named name, readable by its owner only
+// as ledgerd's secret files should be, and returns its path for a *_FILE
+// setting.
+func settingFile(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,11 +50,7 @@ func newTLSReceiver(t *testing.T, secret string) (*receiver, string) {
 	rc := &receiver{secret: secret}
 	rc.Server = httptest.NewTLSServer(rc)
 	t.Cleanup(rc.Close)
-	file := filepath.Join(t.TempDir(), "receiver.pem")
-	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return rc, file
+	return rc, settingFile(t, "receiver.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.Certificate().Raw}))
 }
 
 // ServeHTTP records a delivery and answers the next status of the script.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,20 +27,12 @@ var mpesaCreds = mpesatest.Credentials{ConsumerKey: "ck_ledgerd", ConsumerSecret
 // mpesaEnv is the LEDGER_MPESA_* settings of fake, secrets in files.
 func mpesaEnv(t *testing.T, fake *mpesatest.Server) map[string]string {
 	t.Helper()
-	dir := t.TempDir()
-	file := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	return map[string]string{"LEDGER_MPESA_CONSUMER_KEY": mpesaCreds.ConsumerKey,
-		"LEDGER_MPESA_CONSUMER_SECRET_FILE": file("secret", []byte(mpesaCreds.ConsumerSecret+"\n")),
-		"LEDGER_MPESA_SHORTCODE":            mpesaCreds.ShortCode, "LEDGER_MPESA_PASSKEY_FILE": file("passkey", []byte(mpesaCreds.PassKey)),
+		"LEDGER_MPESA_CONSUMER_SECRET_FILE": settingFile(t, "secret", []byte(mpesaCreds.ConsumerSecret+"\n")),
+		"LEDGER_MPESA_SHORTCODE":            mpesaCreds.ShortCode, "LEDGER_MPESA_PASSKEY_FILE": settingFile(t, "passkey", []byte(mpesaCreds.PassKey)),
 		"LEDGER_MPESA_B2C_SHORTCODE": mpesaCreds.B2CShortCode, "LEDGER_MPESA_INITIATOR": mpesaCreds.Initiator,
-		"LEDGER_MPESA_INITIATOR_PASSWORD_FILE": file("initiator", []byte(mpesaCreds.InitiatorPassword)),
-		"LEDGER_MPESA_CERT_FILE":               file("cert.pem", fake.Cert()), "LEDGER_MPESA_BASE_URL": fake.URL()}
+		"LEDGER_MPESA_INITIATOR_PASSWORD_FILE": settingFile(t, "initiator", []byte(mpesaCreds.InitiatorPassword)),
+		"LEDGER_MPESA_CERT_FILE":               settingFile(t, "cert.pem", fake.Cert()), "LEDGER_MPESA_BASE_URL": fake.URL()}
 }
 
 // forwardedURL is a stand-in for ledgerd's public address, known before the

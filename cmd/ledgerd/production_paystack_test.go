@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -111,10 +109,7 @@ func mustOK(t *testing.T, r response) []byte {
 // rail half configured, and reads the key from a file.
 func TestPaystackConfiguration(t *testing.T) {
 	t.Parallel()
-	keyFile := filepath.Join(t.TempDir(), "paystack.key")
-	if err := os.WriteFile(keyFile, []byte(paystackTestKey+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := settingFile(t, "paystack.key", []byte(paystackTestKey+"\n"))
 	load := func(env map[string]string) (config, error) {
 		env["LEDGER_MASTER_KEY_FILE"] = masterKey
 		return loadEnv(env)
