@@ -36,11 +36,11 @@ func TestEventsExportSaysWhatComesNext(t *testing.T) {
 	if len(all) != 15 {
 		t.Fatalf("seeded %d events, want 15", len(all))
 	}
-	ctx := eventsContext(t, time.Minute)
+	ctx := testContext(t, time.Minute)
 	runNext := func(args []string) []byte {
 		t.Helper()
 		var out bytes.Buffer
-		if err := run(ctx, args, eventsGetenv(e.url), &out); err != nil {
+		if err := run(ctx, args, databaseEnv(e.url), &out); err != nil {
 			t.Fatalf("%s: %v", strings.Join(args, " "), err)
 		}
 		return out.Bytes()
