@@ -247,6 +247,30 @@ func trySend(req *http.Request) (response, error) {
 	return response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
 
+// sendTogether sends reqs released at one moment, as racing clients would,
+// and returns their answers in reqs' order; a request that gets no answer
+// fails t.
+func sendTogether(t *testing.T, reqs []*http.Request) []response {
+	t.Helper()
+	results, errs := make([]response, len(reqs)), make([]error, len(reqs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i], errs[i] = trySend(req)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return results
+}
+
 // newRequest builds a request to the server; headers are name, value pairs.
 func (s *testServer) newRequest(t *testing.T, method, path string, body io.Reader, headers ...string) *http.Request {
 	t.Helper()
