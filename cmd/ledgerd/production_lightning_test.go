@@ -38,6 +38,16 @@ func productionLND(t *testing.T, url string, macaroon, certPEM []byte) map[strin
 		"LEDGER_LND_INVOICE_POLL":      "100ms", "LEDGER_EXPIRY_POLL": "100ms"}
 }
 
+// checkRailReady fails t unless s's GET /readyz reports rail ok.
+func checkRailReady(t *testing.T, s *testServer, rail string) {
+	t.Helper()
+	var ready struct{ Rails map[string]string }
+	mustDecode(t, mustOK(t, s.get(t, "/readyz")), &ready)
+	if ready.Rails[rail] != "ok" {
+		t.Errorf("GET /readyz: got rails %v, want %s ok", ready.Rails, rail)
+	}
+}
+
 // TestProductionLightningDeposits: in production mode two ledgerd processes
 // watch LND; a paid invoice moves its payment to deposited once, and the
 // lifecycle goes on to transferring (a South African bank payout, which

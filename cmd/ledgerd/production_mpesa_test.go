@@ -90,11 +90,7 @@ func TestProductionMPesaPushToB2C(t *testing.T) {
 	p, env, _ := productionMPesa(t, fake, nil)
 	public := env["LEDGER_PUBLIC_URL"]
 
-	var ready struct{ Rails map[string]string }
-	mustDecode(t, mustOK(t, p.s.get(t, "/readyz")), &ready)
-	if ready.Rails["mpesa"] != "ok" {
-		t.Errorf("GET /readyz: got rails %v, want mpesa ok", ready.Rails)
-	}
+	checkRailReady(t, p.s, "mpesa")
 	got := p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo))
 	id := got["id"].(string)
 	var due struct{ Amount int64 }

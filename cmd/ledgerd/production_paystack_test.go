@@ -38,11 +38,7 @@ func TestProductionPaystackPayout(t *testing.T) {
 	}
 	r := p.s.call(t, http.MethodPost, "/merchants", p.tok, `{"name":"X","country":"SouthAfrica","bankName":"ABSA Bank","accountNumber":"1234567890"}`)
 	mustFieldError(t, mustProblem(t, r, http.StatusBadRequest, "unknown_bank"), "bankName")
-	var ready struct{ Rails map[string]string }
-	mustDecode(t, mustOK(t, p.s.get(t, "/readyz")), &ready)
-	if ready.Rails["paystack"] != "ok" {
-		t.Errorf("GET /readyz: got rails %v, want paystack ok", ready.Rails)
-	}
+	checkRailReady(t, p.s, "paystack")
 
 	got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r"}`, p.za))
 	id := got["id"].(string)

@@ -57,11 +57,7 @@ func TestProductionUSDTDeposits(t *testing.T) {
 	env = onStore(p.s, env)
 	second := startServer(t, env)
 
-	var ready struct{ Rails map[string]string }
-	mustDecode(t, mustOK(t, p.s.get(t, "/readyz")), &ready)
-	if ready.Rails["ethereum"] != "ok" {
-		t.Errorf("GET /readyz: got rails %v, want ethereum ok", ready.Rails)
-	}
+	checkRailReady(t, p.s, "ethereum")
 	got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":2000,"fromCountry":"USDT"}`, p.btc))
 	id := got["id"].(string)
 	var d struct {
