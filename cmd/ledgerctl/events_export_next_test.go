@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // nextCommand is the command events export's report says to run next,
@@ -36,7 +38,7 @@ func TestEventsExportSaysWhatComesNext(t *testing.T) {
 	if len(all) != 15 {
 		t.Fatalf("seeded %d events, want 15", len(all))
 	}
-	ctx := testContext(t, time.Minute)
+	ctx := testenv.Context(t, time.Minute)
 	runNext := func(args []string) []byte {
 		t.Helper()
 		var out bytes.Buffer

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ledger/ledger/cmd/internal/embeddednats"
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // TestEventsServerDefaultsToTheEmbeddedServer: without NATS_URL, the
@@ -64,7 +65,7 @@ func TestEventsTailOnTheEmbeddedServer(t *testing.T) {
 	t.Setenv("NATS_URL", "")
 	t.Setenv("LEDGER_EMBEDDED_NATS_ADDR", addr)
 	t.Setenv("LEDGER_DATA_DIR", dataDir)
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 
 	err = run(ctx, []string{"events", "tail", "--stream", "NOSUCH"}, databaseEnv(""), &tailLines{})
 	for _, want := range []string{"nats://" + addr, "embedded", "stream NOSUCH", "not found"} {

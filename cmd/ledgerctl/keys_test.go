@@ -18,7 +18,7 @@ import (
 // key, after which only the new master key rotates.
 func TestKeysRotateMaster(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, time.Minute)
+	ctx := testenv.Context(t, time.Minute)
 	url := testenv.NewDatabase(t)
 	oldKey, _, err := keys.LocalMasterKeyFile(t.TempDir())
 	if err != nil {

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // databaseEnv is an environment holding only DATABASE_URL, dbURL.
@@ -20,20 +21,13 @@ func databaseEnv(dbURL string) func(string) string {
 	}
 }
 
-// testContext is a context that ends after d or with t.
-func testContext(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // TestCommandsReadTheirArgumentsBeforeTheDatabase: every command, asked
 // for its help or given a flag it does not know, answers without touching
 // DATABASE_URL (here a port nothing listens on): no connection error, no
 // database created.
 func TestCommandsReadTheirArgumentsBeforeTheDatabase(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	getenv := databaseEnv("postgres://postgres@127.0.0.1:1/ledgerctl_never?sslmode=disable&connect_timeout=1")
 	for _, c := range commands() {
 		words := strings.Fields(c.name)

@@ -29,7 +29,7 @@ type rebuildEnv struct {
 
 func newRebuildEnv(t *testing.T) rebuildEnv {
 	t.Helper()
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testenv.Context(t, 2*time.Minute)
 	masterKey, _, err := keys.LocalMasterKeyFile(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
