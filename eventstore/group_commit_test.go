@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/testenv"
 	"github.com/ledger/ledger/projections"
 )
 
@@ -35,7 +36,7 @@ func pending(t *testing.T, ctx context.Context, store *Store, tenant tenantStrea
 // answer it would have had alone, and the good ones are all stored.
 func TestGroupCommitKeepsEachAppendsOutcome(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	pool := mustMigrated(t, 4)
 	store := New(pool, projections.Projector{}, nil)
 	a, b, c := mustCreateTenant(t, ctx, store), mustCreateTenant(t, ctx, store), mustCreateTenant(t, ctx, store)
@@ -76,7 +77,7 @@ func TestGroupCommitKeepsEachAppendsOutcome(t *testing.T) {
 // already sent), so the writer reads its stream's version again after one.
 func TestGroupCommitUnderLoad(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testenv.Context(t, 2*time.Minute)
 	pool := mustMigrated(t, 8)
 	reg := prometheus.NewRegistry()
 	store := New(pool, projections.Projector{}, reg)

@@ -23,15 +23,6 @@ import (
 // Helpers shared by the eventstore tests. They talk to the real Postgres and
 // NATS servers of testenv; a missing server fails the test.
 
-// testContext returns a context that ends after d or when t ends, so no wait
-// in a test can hang forever.
-func testContext(t testing.TB, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // mustMigrated returns a pool of at most maxConns connections on a new,
 // migrated database of t's own; the pool closes before the database is dropped.
 func mustMigrated(t testing.TB, maxConns int32) *pgxpool.Pool {

@@ -12,6 +12,7 @@ import (
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/eventstore/keys"
 	"github.com/ledger/ledger/eventstore/sealing"
+	"github.com/ledger/ledger/eventstore/testenv"
 	"github.com/ledger/ledger/projections"
 )
 
@@ -47,7 +48,7 @@ func (e idempotencyEnv) version(t *testing.T, ctx context.Context) int {
 // and is replayed.
 func TestIdempotencyKeepsOnlyFinalAnswers(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	e := newIdempotencyEnv(t, ctx)
 	start := e.version(t, ctx)
 	runs := 0
@@ -85,7 +86,7 @@ func TestIdempotencyKeepsOnlyFinalAnswers(t *testing.T) {
 // recorded with it.
 func TestIdempotencyCommitsAfterTheAnswer(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	e := newIdempotencyEnv(t, ctx)
 	start := e.version(t, ctx)
 	var after []string
@@ -116,7 +117,7 @@ func TestIdempotencyCommitsAfterTheAnswer(t *testing.T) {
 // other's answer is replayed: one effect, one answer.
 func TestIdempotencyLoserReplaysTheWinner(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	e := newIdempotencyEnv(t, ctx)
 	start := e.version(t, ctx)
 	runs := 0
@@ -145,7 +146,7 @@ func TestIdempotencyLoserReplaysTheWinner(t *testing.T) {
 // second loss is a transient 409, recorded for no key.
 func TestIdempotencyRetriesAStaleDecision(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	e := newIdempotencyEnv(t, ctx)
 	for _, tc := range []struct {
 		key        string
@@ -179,7 +180,7 @@ func TestIdempotencyRetriesAStaleDecision(t *testing.T) {
 // still running is told so, and does not run.
 func TestIdempotencyInFlight(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	e := newIdempotencyEnv(t, ctx)
 	_, _, err := e.idem.Do(ctx, "tenant", "key", []byte("hash"), func(ctx context.Context) Response {
 		_, _, err := e.idem.Do(ctx, "tenant", "key", []byte("hash"), func(context.Context) Response {
@@ -202,7 +203,7 @@ func TestIdempotencyInFlight(t *testing.T) {
 // gone is a conflict, never a second run.
 func TestIdempotencySealsSecretResponses(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	e := newIdempotencyEnv(t, ctx)
 	for _, tc := range []struct {
 		key        string

@@ -23,7 +23,7 @@ import (
 func TestMigrateConcurrently(t *testing.T) {
 	t.Parallel()
 	const processes = 5
-	ctx := testContext(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	url := testenv.NewDatabase(t)
 	sets := allMigrations()
 
@@ -140,7 +140,7 @@ func indexState(t *testing.T, ctx context.Context, pool *pgxpool.Pool, name stri
 // rebuilds nothing.
 func TestMigrateOutsideTransaction(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	pool := mustPool(t, testenv.NewDatabase(t), 2)
 	set := concurrentIndexSet()
 
@@ -171,7 +171,7 @@ func TestMigrateOutsideTransaction(t *testing.T) {
 // fixed, the next Migrate drops the invalid index and builds a valid one.
 func TestMigrateOutsideTransactionRetriesFailedBuild(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	pool := mustPool(t, testenv.NewDatabase(t), 2)
 	set := concurrentIndexSet()
 	first := MigrationSet{Component: set.Component, FS: fstest.MapFS{
@@ -215,7 +215,7 @@ func TestMigrateOutsideTransactionRetriesFailedBuild(t *testing.T) {
 // does): both succeed, and the file is applied once.
 func TestMigrateOutsideTransactionWhileOthersWait(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	url := testenv.NewDatabase(t)
 	set := concurrentIndexSet()
 

@@ -77,7 +77,7 @@ func startNATSCluster(t *testing.T, n int) []*server.Server {
 // TestClusteredStreamRefusesAWrongSequenceCleanly pins the mechanism.)
 func TestRelayStreamLeaderChangesMidRound(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testenv.Context(t, 3*time.Minute)
 	servers := startNATSCluster(t, 3)
 	pool := mustMigrated(t, 8)
 	store := New(pool, projections.Projector{}, nil)
@@ -179,7 +179,7 @@ func stepDown(nc *nats.Conn, stream string) bool {
 // its last one.
 func TestClusteredStreamRefusesAWrongSequenceCleanly(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, time.Minute)
+	ctx := testenv.Context(t, time.Minute)
 	servers := startNATSCluster(t, 3)
 	js := mustJetStream(t, servers[0].ClientURL())
 	cfg := RelayConfig{Stream: testenv.Name("LEDGER_T"), SubjectPrefix: testenv.Name("ledgert"), Replicas: 3}

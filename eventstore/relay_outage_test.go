@@ -45,7 +45,7 @@ func startNATS(t *testing.T, port int, dir string) *server.Server {
 func TestRelayNATSOutage(t *testing.T) {
 	t.Parallel()
 	const outage = 2 * time.Second
-	ctx := testContext(t, 90*time.Second)
+	ctx := testenv.Context(t, 90*time.Second)
 	dir := t.TempDir()
 	ns := startNATS(t, -1, dir)
 	port := ns.Addr().(*net.TCPAddr).Port

@@ -162,7 +162,7 @@ func TestRelayCrashBetweenPublishAndMark(t *testing.T) {
 }
 
 func testRelayCrashBetweenPublishAndMark(t *testing.T, e relayEnv) {
-	ctx := testContext(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	appendTenants(t, ctx, e.store, 5)
 	e.crashAfterPublish(t, ctx, 0)
 
@@ -205,7 +205,7 @@ func TestRelayReconcilesAfterDedupWindow(t *testing.T) {
 
 func testRelayReconcilesAfterDedupWindow(t *testing.T, e relayEnv) {
 	const window = 250 * time.Millisecond
-	ctx := testContext(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	appendTenants(t, ctx, e.store, 5)
 	e.crashAfterPublish(t, ctx, window)
 	time.Sleep(4 * window) // the server forgets the message ids
@@ -236,7 +236,7 @@ func testRelayReconcilesAfterDedupWindow(t *testing.T, e relayEnv) {
 // takes over within a few seconds.
 func TestRelayTwoInstances(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	e := newRelayEnv(t)
 	regs := []*prometheus.Registry{prometheus.NewRegistry(), prometheus.NewRegistry()}
 	standingBy := []chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)}
@@ -344,7 +344,7 @@ func waitLeader(t *testing.T, regs []*prometheus.Registry, want int, within time
 // stored event's hash.
 func TestRelayPublishesPublicData(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	e := newRelayEnv(t)
 	s := mustCreateTenant(t, ctx, e.store)
 	startRelay(t, e.newRelay(t, nil))
@@ -425,7 +425,7 @@ func TestRelayWakesOnCommit(t *testing.T) {
 	e := newRelayEnv(t)
 	// No idle wait ends within the test: only Wake can end the one below.
 	e.cfg.MaxIdleWait = time.Hour
-	ctx := testContext(t, time.Minute)
+	ctx := testenv.Context(t, time.Minute)
 	r := e.newRelay(t, nil)
 	idling := make(chan struct{}, 1)
 	r.idling = func() {
@@ -466,7 +466,7 @@ func TestRelayWakesOnCommit(t *testing.T) {
 func TestRelayRoundMetrics(t *testing.T) {
 	t.Parallel()
 	e := newRelayEnv(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testenv.Context(t, time.Minute)
 	reg := prometheus.NewRegistry()
 	startRelay(t, e.newRelay(t, reg))
 	appendTenants(t, ctx, e.store, 1)
@@ -521,7 +521,7 @@ func TestRelayRepublishesToAStreamThatLostItsMessages(t *testing.T) {
 	t.Parallel()
 	e := newRelayEnv(t)
 	e.cfg.StreamCheck = 100 * time.Millisecond
-	ctx := testContext(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	appendTenants(t, ctx, e.store, 3)
 	startRelay(t, e.newRelay(t, nil))
 	e.checkStream(t, ctx, 20*time.Second)
@@ -552,7 +552,7 @@ func TestRelayGoesOnWhenTheLastMessageIsGone(t *testing.T) {
 		t.Run(server, func(t *testing.T) {
 			t.Parallel()
 			e := newRelayEnvOn(t, server)
-			ctx := testContext(t, 60*time.Second)
+			ctx := testenv.Context(t, 60*time.Second)
 			appendTenants(t, ctx, e.store, 2)
 			first := startRelay(t, e.newRelay(t, nil))
 			e.checkStream(t, ctx, 20*time.Second)
@@ -603,7 +603,7 @@ func TestRelayGoesOnWhenTheLastMessageIsGone(t *testing.T) {
 func TestRelayLeaderConnectionProbesItsPeer(t *testing.T) {
 	t.Parallel()
 	e := newRelayEnv(t)
-	ctx := testContext(t, 20*time.Second)
+	ctx := testenv.Context(t, 20*time.Second)
 	conn, err := pgx.ConnectConfig(ctx, leaderConnConfig(e.pool))
 	if err != nil {
 		t.Fatal(err)
@@ -626,7 +626,7 @@ func TestRelayLeaderConnectionProbesItsPeer(t *testing.T) {
 func TestRelayStreamDeniesDeleteAndPurge(t *testing.T) {
 	t.Parallel()
 	e := newRelayEnv(t)
-	ctx := testContext(t, 20*time.Second)
+	ctx := testenv.Context(t, 20*time.Second)
 	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: e.stream.Name,
 		Subjects: []string{e.stream.SubjectPrefix + ".>"}}); err != nil {
 		t.Fatal(err)

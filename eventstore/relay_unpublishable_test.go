@@ -7,6 +7,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // A stored event this binary cannot publish (here a type no version
@@ -16,7 +18,7 @@ import (
 // lead back every LeaderRetry, so that a newer process leads.
 func TestRelayStandsByAfterAnEventItCannotPublish(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, time.Minute)
+	ctx := testenv.Context(t, time.Minute)
 	e := newRelayEnv(t)
 	e.cfg.LeaderRetry, e.cfg.UnpublishableStandby = 20*time.Millisecond, time.Minute
 	appendTenants(t, ctx, e.store, 2) // positions 1-6

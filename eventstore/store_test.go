@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/eventstore/testenv"
 	"github.com/ledger/ledger/projections"
 )
 
@@ -25,7 +26,7 @@ import (
 func TestAppendOneWinnerPerVersion(t *testing.T) {
 	t.Parallel()
 	const writers, rounds = 50, 5
-	ctx := testContext(t, 60*time.Second)
+	ctx := testenv.Context(t, 60*time.Second)
 	pool := mustMigrated(t, 20)
 	store := New(pool, projections.Projector{}, nil)
 	s := mustCreateTenant(t, ctx, store)
@@ -73,7 +74,7 @@ func TestAppendOneWinnerPerVersion(t *testing.T) {
 func TestAppendConcurrentWritersContiguous(t *testing.T) {
 	t.Parallel()
 	const writers, perWriter = 50, 2
-	ctx := testContext(t, 90*time.Second)
+	ctx := testenv.Context(t, 90*time.Second)
 	pool := mustMigrated(t, 20)
 	store := New(pool, projections.Projector{}, nil)
 	s := mustCreateTenant(t, ctx, store)
@@ -168,7 +169,7 @@ func checkContiguous(t *testing.T, ctx context.Context, store *Store, stream dom
 // behind or ahead of the stream writes nothing, read models included.
 func TestAppendStaleVersion(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	pool := mustMigrated(t, 4)
 	store := New(pool, projections.Projector{}, nil)
 	s := mustCreateTenant(t, ctx, store) // tenant stream at version 2
@@ -212,7 +213,7 @@ func TestAppendStaleVersion(t *testing.T) {
 // conflicts, no batch is written, wherever the conflicting batch stands.
 func TestAppendBatchesAllOrNothing(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	pool := mustMigrated(t, 4)
 	store := New(pool, projections.Projector{}, nil)
 	existing := mustCreateTenant(t, ctx, store) // tenant stream at version 2
@@ -254,7 +255,7 @@ func TestAppendBatchesAllOrNothing(t *testing.T) {
 // and that a stream of another tenant reads as empty.
 func TestAppendReturnsRecords(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	pool := mustMigrated(t, 4)
 	store := New(pool, projections.Projector{}, nil)
 	s, batches := newTenant(t)
@@ -325,7 +326,7 @@ func TestExecuteRetriesOnceThenConflict(t *testing.T) {
 			t.Parallel()
 			// The subtest's own deadline: parallel subtests may wait for a
 			// slot long after the parent started.
-			ctx := testContext(t, 30*time.Second)
+			ctx := testenv.Context(t, 30*time.Second)
 			s := mustCreateTenant(t, ctx, store)
 			key := "key-" + uuid.NewString()
 			calls := 0
@@ -379,7 +380,7 @@ func TestExecuteRetriesOnceThenConflict(t *testing.T) {
 // it is a 409 and appends nothing.
 func TestCreateSnapshotRefusesAnExistingStream(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	store := New(mustMigrated(t, 4), projections.Projector{}, nil)
 	s, batches := newTenant(t)
 	first := batches[0]
@@ -400,7 +401,7 @@ func TestCreateSnapshotRefusesAnExistingStream(t *testing.T) {
 // writers, through the real read-model projection.
 func BenchmarkAppend(b *testing.B) {
 	const streams = 256
-	ctx := testContext(b, 10*time.Minute)
+	ctx := testenv.Context(b, 10*time.Minute)
 	pool := mustMigrated(b, 16)
 	store := New(pool, projections.Projector{}, nil)
 	type slot struct {
@@ -437,7 +438,7 @@ func BenchmarkAppend(b *testing.B) {
 // (their inserts go before every projection's statement).
 func TestAppendInRequestIsHeld(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	pool := mustMigrated(t, 4)
 	store := New(pool, projections.Projector{}, nil)
 	s := mustCreateTenant(t, ctx, store) // tenant stream at version 2, one API key
@@ -470,7 +471,7 @@ func TestAppendInRequestIsHeld(t *testing.T) {
 // through the assignment cast.
 func TestAppendStoresTheDomainsText(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	pool := mustMigrated(t, 2)
 	store := New(pool, projections.Projector{}, nil)
 	s, batches := newTenant(t)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // TestNativeUUIDs sends uuid.UUID values, alone and in arrays, through a
@@ -15,7 +17,7 @@ import (
 // codec's plans, not pgx's driver.Valuer and sql.Scanner fallbacks, in use.
 func TestNativeUUIDs(t *testing.T) {
 	t.Parallel()
-	ctx := testContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	pool := mustMigrated(t, 2) // mustPool sets NativeUUIDs
 	a, b := uuid.New(), uuid.New()
 

@@ -31,21 +31,10 @@ const maxFormField = 256
 
 // kycDocumentBody is the 201 of an upload and, with presignedUrl, a list item (contract §3).
 type kycDocumentBody struct {
-	ID           string  `json:"id"`
-	UserID       string  `json:"userId"`
-	DocumentType string  `json:"documentType"`
-	FileName     string  `json:"fileName"`
-	ContentType  string  `json:"contentType"`
-	Size         int64   `json:"size"`
-	SHA256       string  `json:"sha256"`
-	PresignedURL *string `json:"presignedUrl,omitempty"`
-	CreatedAt    string  `json:"createdAt"`
-}
-
-type kycDocumentPage struct {
-	Items                        []kycDocumentBody `json:"items"`
-	OffsetMarker                 *string           `json:"offsetMarker"`
-	PresignedURLExpiresInSeconds int               `json:"presignedUrlExpiresInSeconds"`
+	ID           string `json:"id"`
+	UserID       string `json:"userId"`
+	DocumentType string `json:"documentType"`
+	documentFile
 }
 
 var (
@@ -125,8 +114,8 @@ func (s *Server) uploadKYCDocument(w http.ResponseWriter, r *http.Request) error
 	for _, d := range u.KYCDocuments {
 		if d.ID == doc.ID {
 			return writeJSON(w, http.StatusCreated, kycDocumentBody{ID: d.ID.String(), UserID: userID.String(),
-				DocumentType: d.DocumentType, FileName: d.FileName, ContentType: d.ContentType, Size: d.Size,
-				SHA256: d.SHA256, CreatedAt: timestamp(u.UpdatedAt)})
+				DocumentType: d.DocumentType, documentFile: documentFile{FileName: d.FileName, ContentType: d.ContentType,
+					Size: d.Size, SHA256: d.SHA256, CreatedAt: timestamp(u.UpdatedAt)}})
 		}
 	}
 	return errors.New("uploaded document missing from the user's state")
@@ -167,18 +156,16 @@ func (s *Server) listKYCDocuments(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	body := kycDocumentPage{Items: make([]kycDocumentBody, 0, len(items)), OffsetMarker: nullable(next),
-		PresignedURLExpiresInSeconds: int(presignTTL / 1e9)}
-	for _, d := range items {
-		link, err := s.presigner.Sign(r.Context(), d.ID)
-		if err != nil {
-			return err
-		}
-		body.Items = append(body.Items, kycDocumentBody{ID: d.ID.String(), UserID: d.UserID.String(),
-			DocumentType: d.DocumentType, FileName: d.FileName, ContentType: d.ContentType, Size: d.Size,
-			SHA256: d.SHA256, PresignedURL: &link, CreatedAt: timestamp(d.CreatedAt)})
+	page, err := presignedPage(r.Context(), s.presigner, items, next, func(d domain.KYCDocumentItem) uuid.UUID { return d.ID },
+		func(d domain.KYCDocumentItem, link *string) kycDocumentBody {
+			return kycDocumentBody{ID: d.ID.String(), UserID: d.UserID.String(), DocumentType: d.DocumentType,
+				documentFile: documentFile{FileName: d.FileName, ContentType: d.ContentType, Size: d.Size, SHA256: d.SHA256,
+					PresignedURL: link, CreatedAt: timestamp(d.CreatedAt)}}
+		})
+	if err != nil {
+		return err
 	}
-	return writeJSON(w, http.StatusOK, body)
+	return writeJSON(w, http.StatusOK, page)
 }
 
 // downloadDocument is GET /documents/{documentId}, the presigned download:

@@ -3,26 +3,17 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/google/uuid"
+
 	"github.com/ledger/ledger/domain"
 )
 
 // paymentDocumentBody is the 201 of an upload and, with presignedUrl, a list
 // item (spec §2.12, contract §6).
 type paymentDocumentBody struct {
-	PaymentID    string  `json:"paymentId"`
-	DocumentID   string  `json:"documentId"`
-	FileName     string  `json:"fileName"`
-	ContentType  string  `json:"contentType"`
-	Size         int64   `json:"size"`
-	SHA256       string  `json:"sha256"`
-	PresignedURL *string `json:"presignedUrl,omitempty"`
-	CreatedAt    string  `json:"createdAt"`
-}
-
-type paymentDocumentPage struct {
-	Items                        []paymentDocumentBody `json:"items"`
-	OffsetMarker                 *string               `json:"offsetMarker"`
-	PresignedURLExpiresInSeconds int                   `json:"presignedUrlExpiresInSeconds"`
+	PaymentID  string `json:"paymentId"`
+	DocumentID string `json:"documentId"`
+	documentFile
 }
 
 // attachPaymentDocument is POST /payments/{paymentId}/document: one
@@ -56,8 +47,8 @@ func (s *Server) attachPaymentDocument(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	return writeJSON(w, http.StatusCreated, paymentDocumentBody{PaymentID: p.ID.String(), DocumentID: doc.ID.String(),
-		FileName: doc.FileName, ContentType: doc.ContentType, Size: doc.Size, SHA256: doc.SHA256,
-		CreatedAt: timestamp(after.Payment.UpdatedAt)})
+		documentFile: documentFile{FileName: doc.FileName, ContentType: doc.ContentType, Size: doc.Size, SHA256: doc.SHA256,
+			CreatedAt: timestamp(after.Payment.UpdatedAt)}})
 }
 
 // listPaymentDocuments is GET /payments/{paymentId}/documents: newest
@@ -76,16 +67,14 @@ func (s *Server) listPaymentDocuments(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	body := paymentDocumentPage{Items: make([]paymentDocumentBody, 0, len(items)), OffsetMarker: nullable(next),
-		PresignedURLExpiresInSeconds: int(presignTTL / 1e9)}
-	for _, d := range items {
-		link, err := s.presigner.Sign(r.Context(), d.ID)
-		if err != nil {
-			return err
-		}
-		body.Items = append(body.Items, paymentDocumentBody{PaymentID: d.PaymentID.String(), DocumentID: d.ID.String(),
-			FileName: d.FileName, ContentType: d.ContentType, Size: d.Size, SHA256: d.SHA256, PresignedURL: &link,
-			CreatedAt: timestamp(d.CreatedAt)})
+	page, err := presignedPage(r.Context(), s.presigner, items, next, func(d domain.PaymentDocumentItem) uuid.UUID { return d.ID },
+		func(d domain.PaymentDocumentItem, link *string) paymentDocumentBody {
+			return paymentDocumentBody{PaymentID: d.PaymentID.String(), DocumentID: d.ID.String(),
+				documentFile: documentFile{FileName: d.FileName, ContentType: d.ContentType, Size: d.Size, SHA256: d.SHA256,
+					PresignedURL: link, CreatedAt: timestamp(d.CreatedAt)}}
+		})
+	if err != nil {
+		return err
 	}
-	return writeJSON(w, http.StatusOK, body)
+	return writeJSON(w, http.StatusOK, page)
 }

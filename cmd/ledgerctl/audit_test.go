@@ -44,7 +44,7 @@ var auditPrices = domain.BTCPrices{"ZAR": decimal.NewFromInt(1_800_000), "KES": 
 // so that it can serve as a template.
 func auditSeed(t *testing.T) auditLedger {
 	t.Helper()
-	ctx := auditContext(t, 2*time.Minute)
+	ctx := testenv.Context(t, 2*time.Minute)
 	l := auditLedger{url: testenv.NewDatabase(t)}
 	db, err := openDatabase(ctx, l.url)
 	if err != nil {
@@ -343,7 +343,7 @@ func auditWaitSequenced(t *testing.T, ctx context.Context, db *database) int {
 func auditRun(t *testing.T, dbURL string, out any, args ...string) {
 	t.Helper()
 	var stdout bytes.Buffer
-	if err := run(auditContext(t, time.Minute), args, auditEnv(dbURL), &stdout); err != nil {
+	if err := run(testenv.Context(t, time.Minute), args, databaseEnv(dbURL), &stdout); err != nil {
 		t.Fatalf("ledgerctl %s: %v", strings.Join(args, " "), err)
 	}
 	if out != nil {
@@ -357,28 +357,13 @@ func auditRun(t *testing.T, dbURL string, out any, args ...string) {
 func auditVerifyJSON(t *testing.T, dbURL string, args ...string) (auditReport, error) {
 	t.Helper()
 	var stdout bytes.Buffer
-	err := run(auditContext(t, time.Minute), append([]string{"audit", "verify", "--json", "--max", "100"}, args...),
-		auditEnv(dbURL), &stdout)
+	err := run(testenv.Context(t, time.Minute), append([]string{"audit", "verify", "--json", "--max", "100"}, args...),
+		databaseEnv(dbURL), &stdout)
 	var rep auditReport
 	if jerr := json.Unmarshal(stdout.Bytes(), &rep); jerr != nil {
 		t.Fatalf("audit verify --json: decode %q: %v (command error: %v)", stdout.String(), jerr, err)
 	}
 	return rep, err
-}
-
-func auditEnv(dbURL string) func(string) string {
-	return func(k string) string {
-		if k == "DATABASE_URL" {
-			return dbURL
-		}
-		return ""
-	}
-}
-
-func auditContext(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // auditCloneMu serialises copies of the template database.
@@ -388,7 +373,7 @@ var auditCloneMu sync.Mutex
 // src, which no one may be connected to; it is dropped when t ends.
 func auditClone(t *testing.T, src string) string {
 	t.Helper()
-	ctx := auditContext(t, time.Minute)
+	ctx := testenv.Context(t, time.Minute)
 	u, err := url.Parse(src)
 	if err != nil {
 		t.Fatal(err)
@@ -430,7 +415,7 @@ func auditClone(t *testing.T, src string) string {
 // auditExec runs SQL on the database at dbURL: the corruption.
 func auditExec(t *testing.T, dbURL, sql string, args ...any) {
 	t.Helper()
-	ctx := auditContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -448,7 +433,7 @@ func auditExec(t *testing.T, dbURL, sql string, args ...any) {
 // auditQueryID returns the uuid a query selects on dbURL.
 func auditQueryID(t *testing.T, dbURL, sql string, args ...any) uuid.UUID {
 	t.Helper()
-	ctx := auditContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -479,7 +464,7 @@ func TestAuditVerify(t *testing.T) {
 		db := auditClone(t, l.url)
 		var out bytes.Buffer
 		start := time.Now()
-		if err := run(auditContext(t, time.Minute), []string{"audit", "verify"}, auditEnv(db), &out); err != nil {
+		if err := run(testenv.Context(t, time.Minute), []string{"audit", "verify"}, databaseEnv(db), &out); err != nil {
 			t.Fatalf("audit verify on a clean ledger: got %v, want nil\n%s", err, out.String())
 		}
 		t.Logf("audit verify, %d events: %v\n%s", l.events, time.Since(start), out.String())

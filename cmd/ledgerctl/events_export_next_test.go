@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // nextCommand is the command events export's report says to run next,
@@ -36,11 +38,11 @@ func TestEventsExportSaysWhatComesNext(t *testing.T) {
 	if len(all) != 15 {
 		t.Fatalf("seeded %d events, want 15", len(all))
 	}
-	ctx := eventsContext(t, time.Minute)
+	ctx := testenv.Context(t, time.Minute)
 	runNext := func(args []string) []byte {
 		t.Helper()
 		var out bytes.Buffer
-		if err := run(ctx, args, eventsGetenv(e.url), &out); err != nil {
+		if err := run(ctx, args, databaseEnv(e.url), &out); err != nil {
 			t.Fatalf("%s: %v", strings.Join(args, " "), err)
 		}
 		return out.Bytes()

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ledger/ledger/cmd/internal/embeddednats"
+	"github.com/ledger/ledger/eventstore/testenv"
 )
 
 // TestEventsServerDefaultsToTheEmbeddedServer: without NATS_URL, the
@@ -64,9 +65,9 @@ func TestEventsTailOnTheEmbeddedServer(t *testing.T) {
 	t.Setenv("NATS_URL", "")
 	t.Setenv("LEDGER_EMBEDDED_NATS_ADDR", addr)
 	t.Setenv("LEDGER_DATA_DIR", dataDir)
-	ctx := eventsContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 
-	err = run(ctx, []string{"events", "tail", "--stream", "NOSUCH"}, eventsGetenv(""), &tailLines{})
+	err = run(ctx, []string{"events", "tail", "--stream", "NOSUCH"}, databaseEnv(""), &tailLines{})
 	for _, want := range []string{"nats://" + addr, "embedded", "stream NOSUCH", "not found"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("missing stream: got %v, want an error with %q", err, want)
@@ -91,7 +92,7 @@ func TestEventsTailOnTheEmbeddedServer(t *testing.T) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &tailLines{want: 1, cancel: cancel}
-	if err := run(tctx, []string{"events", "tail", "--from-start"}, eventsGetenv(""), w); err != nil {
+	if err := run(tctx, []string{"events", "tail", "--from-start"}, databaseEnv(""), w); err != nil {
 		t.Fatalf("events tail: %v", err)
 	}
 	if got := w.buf.String(); got != "{\"id\":\"e1\"}\n" {

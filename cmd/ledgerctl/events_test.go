@@ -41,7 +41,7 @@ type eventsEnv struct {
 
 func newEventsEnv(t *testing.T) *eventsEnv {
 	t.Helper()
-	ctx := eventsContext(t, time.Minute)
+	ctx := testenv.Context(t, time.Minute)
 	e := &eventsEnv{url: testenv.NewDatabase(t), stream: testenv.NewStream(t)}
 	db, err := openDatabase(ctx, e.url)
 	if err != nil {
@@ -67,7 +67,7 @@ func newEventsEnv(t *testing.T) *eventsEnv {
 // the tenant's id and its owner's email.
 func (e *eventsEnv) tenant(t *testing.T, keys int) (uuid.UUID, string) {
 	t.Helper()
-	ctx := eventsContext(t, time.Minute)
+	ctx := testenv.Context(t, time.Minute)
 	apiKey, _, secretHash := apikeys.NewPair()
 	c := domain.CreateTenant{TenantID: uuid.Must(uuid.NewV7()), OwnerUserID: uuid.Must(uuid.NewV7()),
 		Name: "Tenant " + testenv.Name(""), OwnerEmail: testenv.Name("owner-") + "@example.com", APIKey: apiKey, SecretHash: secretHash}
@@ -99,7 +99,7 @@ func tenantStream(id uuid.UUID) domain.StreamRef {
 // waitPublished waits until every event is sequenced and published.
 func (e *eventsEnv) waitPublished(t *testing.T) {
 	t.Helper()
-	ctx := eventsContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	for {
 		var last, published, waiting int64
 		err := e.db.pool.QueryRow(ctx, `SELECT last_position, published_position,
@@ -129,7 +129,7 @@ type storedEvent struct {
 // in position order.
 func (e *eventsEnv) stored(t *testing.T, where string, args ...any) []storedEvent {
 	t.Helper()
-	ctx := eventsContext(t, 30*time.Second)
+	ctx := testenv.Context(t, 30*time.Second)
 	rows, err := e.db.pool.Query(ctx, `SELECT id::text, tenant_id::text, 'ledger.' || type || '.v' || schema_version,
 		hash, prevhash, position, data FROM events WHERE position IS NOT NULL AND (`+where+`) ORDER BY position`, args...)
 	if err != nil {
@@ -150,7 +150,7 @@ func (e *eventsEnv) stored(t *testing.T, where string, args ...any) []storedEven
 func (e *eventsEnv) export(t *testing.T, args ...string) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	if err := run(eventsContext(t, time.Minute), append([]string{"events", "export"}, args...), eventsGetenv(e.url), &out); err != nil {
+	if err := run(testenv.Context(t, time.Minute), append([]string{"events", "export"}, args...), databaseEnv(e.url), &out); err != nil {
 		t.Fatalf("events export %s: %v", strings.Join(args, " "), err)
 	}
 	return out.Bytes()
@@ -161,21 +161,6 @@ func (e *eventsEnv) export(t *testing.T, args ...string) []byte {
 func (e *eventsEnv) exporter(batchSize int, stderr *bytes.Buffer, batches *[]int) exporter {
 	return exporter{db: e.db, batchSize: batchSize, stderr: stderr,
 		onBatch: func(n int) { *batches = append(*batches, n) }}
-}
-
-func eventsGetenv(dbURL string) func(string) string {
-	return func(k string) string {
-		if k == "DATABASE_URL" {
-			return dbURL
-		}
-		return ""
-	}
-}
-
-func eventsContext(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // exported is one NDJSON line: its envelope, and its data decoded.
@@ -287,7 +272,7 @@ func TestEventsExport(t *testing.T) {
 	var stderr bytes.Buffer
 	var batches []int
 	var small bytes.Buffer
-	if err := e.exporter(5, &stderr, &batches).run(eventsContext(t, time.Minute), nil, &small); err != nil {
+	if err := e.exporter(5, &stderr, &batches).run(testenv.Context(t, time.Minute), nil, &small); err != nil {
 		t.Fatalf("export: %v", err)
 	}
 	if !bytes.Equal(small.Bytes(), out) {
@@ -303,7 +288,7 @@ func TestEventsExport(t *testing.T) {
 	// 25 events in batches of 5: a last, empty query ends it.
 	batches = nil
 	small.Reset()
-	if err := e.exporter(5, &stderr, &batches).run(eventsContext(t, time.Minute), []string{"--limit", "25"}, &small); err != nil {
+	if err := e.exporter(5, &stderr, &batches).run(testenv.Context(t, time.Minute), []string{"--limit", "25"}, &small); err != nil {
 		t.Fatalf("export: %v", err)
 	}
 	if want := []int{5, 5, 5, 5, 5}; !reflect.DeepEqual(batches, want) {
@@ -338,7 +323,7 @@ func TestEventsExportResume(t *testing.T) {
 		var stderr bytes.Buffer
 		var batches []int
 		var out bytes.Buffer
-		err := e.exporter(4, &stderr, &batches).run(eventsContext(t, time.Minute),
+		err := e.exporter(4, &stderr, &batches).run(testenv.Context(t, time.Minute),
 			[]string{"--after", strconv.FormatInt(after, 10), "--limit", "7"}, &out)
 		if err != nil {
 			t.Fatalf("export: %v", err)
@@ -357,7 +342,7 @@ func TestEventsExportResume(t *testing.T) {
 	var batches []int
 	for _, wantLast := range []int64{10, 20, 25, 25} {
 		stderr.Reset()
-		if err := e.exporter(3, &stderr, &batches).run(eventsContext(t, time.Minute), []string{"--out", file, "--limit", "10"}, &bytes.Buffer{}); err != nil {
+		if err := e.exporter(3, &stderr, &batches).run(testenv.Context(t, time.Minute), []string{"--out", file, "--limit", "10"}, &bytes.Buffer{}); err != nil {
 			t.Fatalf("export --out: %v", err)
 		}
 		if got := lastPositionReported(t, stderr.String()); got != wantLast {
@@ -380,7 +365,7 @@ func TestEventsExportResume(t *testing.T) {
 	e.waitPublished(t)
 	all = e.stored(t, "true")
 	stderr.Reset()
-	if err := e.exporter(1000, &stderr, &batches).run(eventsContext(t, time.Minute), []string{"--out", file}, &bytes.Buffer{}); err != nil {
+	if err := e.exporter(1000, &stderr, &batches).run(testenv.Context(t, time.Minute), []string{"--out", file}, &bytes.Buffer{}); err != nil {
 		t.Fatalf("export --out: %v", err)
 	}
 	if !strings.Contains(stderr.String(), "incomplete line (40 bytes)") {
@@ -389,7 +374,7 @@ func TestEventsExportResume(t *testing.T) {
 	checkExported(t, parseNDJSON(t, readFile(t, file)), all)
 
 	// An --after before the file's last event would repeat events.
-	err := run(eventsContext(t, time.Minute), []string{"events", "export", "--out", file, "--after", "3"}, eventsGetenv(e.url), &bytes.Buffer{})
+	err := run(testenv.Context(t, time.Minute), []string{"events", "export", "--out", file, "--after", "3"}, databaseEnv(e.url), &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "would repeat events") {
 		t.Fatalf("export --out with an earlier --after: got %v, want it refused", err)
 	}
@@ -400,7 +385,7 @@ func TestEventsExportResume(t *testing.T) {
 	if err := os.WriteFile(other, []byte("not an event\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = run(eventsContext(t, time.Minute), []string{"events", "export", "--out", other}, eventsGetenv(e.url), &bytes.Buffer{})
+	err = run(testenv.Context(t, time.Minute), []string{"events", "export", "--out", other}, databaseEnv(e.url), &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "not an exported event") {
 		t.Fatalf("export --out to a foreign file: got %v, want an error", err)
 	}
@@ -424,7 +409,7 @@ func TestEventsExportFilters(t *testing.T) {
 	b, _ := e.tenant(t, 3)
 	e.tenant(t, 1)
 	e.tenant(t, 2) // a's events are not all before b's
-	_, err := eventstore.Execute(eventsContext(t, time.Minute), e.db.store, tenantStream(a), operator, domain.ApplyTenant,
+	_, err := eventstore.Execute(testenv.Context(t, time.Minute), e.db.store, tenantStream(a), operator, domain.ApplyTenant,
 		func(t domain.Tenant) ([]domain.Event, error) {
 			return domain.DecideCreateAPIKey(t, "key-"+uuid.NewString(), "ab")
 		})
@@ -451,7 +436,7 @@ func TestEventsExportFilters(t *testing.T) {
 	// Filtered batches: still at most the batch size per query.
 	var stderr, out bytes.Buffer
 	var batches []int
-	if err := e.exporter(2, &stderr, &batches).run(eventsContext(t, time.Minute), []string{"--tenant", a.String()}, &out); err != nil {
+	if err := e.exporter(2, &stderr, &batches).run(testenv.Context(t, time.Minute), []string{"--tenant", a.String()}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if want := []int{2, 2, 2, 0}; !reflect.DeepEqual(batches, want) {
@@ -467,7 +452,7 @@ func TestEventsExportFilters(t *testing.T) {
 		{"--after", "-1"},
 		{"stray"},
 	} {
-		err := run(eventsContext(t, time.Minute), append([]string{"events", "export"}, args...), eventsGetenv(e.url), &bytes.Buffer{})
+		err := run(testenv.Context(t, time.Minute), append([]string{"events", "export"}, args...), databaseEnv(e.url), &bytes.Buffer{})
 		if err == nil {
 			t.Errorf("events export %v: got no error", args)
 		}
@@ -554,7 +539,7 @@ func (e *eventsEnv) tail(t *testing.T, want int, args ...string) []exported {
 	w := &tailLines{want: want, cancel: cancel}
 	done := make(chan error, 1)
 	args = append([]string{"events", "tail", "--stream", e.stream.Name}, args...)
-	go func() { done <- run(ctx, args, eventsGetenv(e.url), w) }()
+	go func() { done <- run(ctx, args, databaseEnv(e.url), w) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -597,7 +582,7 @@ func TestEventsTail(t *testing.T) {
 	// And once more, with an event appended while it runs.
 	appended := make(chan error, 1)
 	go func() {
-		_, err := eventstore.Execute(eventsContext(t, time.Minute), e.db.store, tenantStream(a), operator, domain.ApplyTenant,
+		_, err := eventstore.Execute(testenv.Context(t, time.Minute), e.db.store, tenantStream(a), operator, domain.ApplyTenant,
 			func(t domain.Tenant) ([]domain.Event, error) {
 				return domain.DecideCreateAPIKey(t, "key-"+uuid.NewString(), "ab")
 			})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -19,8 +18,7 @@ import (
 // key, after which only the new master key rotates.
 func TestKeysRotateMaster(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testenv.Context(t, time.Minute)
 	url := testenv.NewDatabase(t)
 	oldKey, _, err := keys.LocalMasterKeyFile(t.TempDir())
 	if err != nil {

@@ -1,14 +1,25 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ledger/ledger/eventstore/testenv"
 )
+
+// databaseEnv is an environment holding only DATABASE_URL, dbURL.
+func databaseEnv(dbURL string) func(string) string {
+	return func(k string) string {
+		if k == "DATABASE_URL" {
+			return dbURL
+		}
+		return ""
+	}
+}
 
 // TestCommandsReadTheirArgumentsBeforeTheDatabase: every command, asked
 // for its help or given a flag it does not know, answers without touching
@@ -16,14 +27,8 @@ import (
 // database created.
 func TestCommandsReadTheirArgumentsBeforeTheDatabase(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	getenv := func(name string) string {
-		if name == "DATABASE_URL" {
-			return "postgres://postgres@127.0.0.1:1/ledgerctl_never?sslmode=disable&connect_timeout=1"
-		}
-		return ""
-	}
+	ctx := testenv.Context(t, 30*time.Second)
+	getenv := databaseEnv("postgres://postgres@127.0.0.1:1/ledgerctl_never?sslmode=disable&connect_timeout=1")
 	for _, c := range commands() {
 		words := strings.Fields(c.name)
 		for _, arg := range []string{"-h", "--no-such-flag"} {

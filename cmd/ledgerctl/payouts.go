@@ -31,8 +31,8 @@ type payoutProvider struct {
 // payoutProviders are the rails whose provider can leave a payout without
 // an outcome; the component names are ledgerd's.
 var payoutProviders = []payoutProvider{
-	{eventstore.MigrationSet{Component: "mpesa", FS: mpesa.Migrations}, mpesa.StuckPayouts, mpesa.FindPayout, mpesa.ResolveStuck},
-	{eventstore.MigrationSet{Component: "paystack-payouts", FS: paystack.Migrations}, paystack.StuckPayouts, paystack.FindPayout, paystack.ResolveStuck},
+	{eventstore.MigrationSet{Component: "mpesa", FS: mpesa.Migrations}, mpesa.Payouts.Stuck, mpesa.Payouts.Find, mpesa.Payouts.Resolve},
+	{eventstore.MigrationSet{Component: "paystack-payouts", FS: paystack.Migrations}, paystack.Transfers.Stuck, paystack.Transfers.Find, paystack.Transfers.Resolve},
 }
 
 // openPayouts opens the database with the payout rails' schemas, which

@@ -29,8 +29,7 @@ type rebuildEnv struct {
 
 func newRebuildEnv(t *testing.T) rebuildEnv {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
+	ctx := testenv.Context(t, 2*time.Minute)
 	masterKey, _, err := keys.LocalMasterKeyFile(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -356,33 +355,23 @@ func TestCamtCreditAfterExpiry(t *testing.T) {
 // twice or too short, and reads it from a file, trimmed.
 func TestOperatorTokenConfiguration(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	file, short := filepath.Join(dir, "operator.token"), filepath.Join(dir, "short.token")
-	if err := os.WriteFile(file, []byte(testOperatorToken+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(short, []byte("0123456789\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	load := func(env map[string]string) (config, error) {
-		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	}
+	file, short := settingFile(t, "operator.token", []byte(testOperatorToken+"\n")), settingFile(t, "short.token", []byte("0123456789\n"))
 	for name, env := range map[string]map[string]string{
 		"twice":     {"LEDGER_OPERATOR_TOKEN": testOperatorToken, "LEDGER_OPERATOR_TOKEN_FILE": file},
 		"too short": {"LEDGER_OPERATOR_TOKEN": "0123456789"},
 	} {
-		if _, err := load(env); err == nil || !strings.Contains(err.Error(), "LEDGER_OPERATOR_TOKEN") {
+		if _, err := loadEnv(env); err == nil || !strings.Contains(err.Error(), "LEDGER_OPERATOR_TOKEN") {
 			t.Errorf("%s: got %v, want a LEDGER_OPERATOR_TOKEN error", name, err)
 		}
 	}
-	cfg, err := load(map[string]string{"LEDGER_OPERATOR_TOKEN_FILE": file})
+	cfg, err := loadEnv(map[string]string{"LEDGER_OPERATOR_TOKEN_FILE": file})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if token, err := cfg.operatorToken(); err != nil || token != testOperatorToken {
 		t.Errorf("got %q, %v; want the file's token", token, err)
 	}
-	cfg, err = load(map[string]string{"LEDGER_OPERATOR_TOKEN_FILE": short})
+	cfg, err = loadEnv(map[string]string{"LEDGER_OPERATOR_TOKEN_FILE": short})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +387,7 @@ func TestCamtStatementsConfiguration(t *testing.T) {
 	dir := t.TempDir()
 	load := func(env map[string]string) (config, error) {
 		env["LEDGER_MASTER_KEY_FILE"] = masterKey
-		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+		return loadEnv(env)
 	}
 	for name, env := range map[string]map[string]string{
 		"in sandbox":      {"LEDGER_CAMT053_DIR": dir},

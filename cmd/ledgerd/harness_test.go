@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -123,7 +124,7 @@ func (b *lockedBuffer) String() string {
 func startServer(t *testing.T, env map[string]string) *testServer {
 	t.Helper()
 	vars, stream := serverVars(t, env)
-	cfg, err := loadConfig(nil, func(k string) string { return vars[k] }, io.Discard)
+	cfg, err := loadEnv(vars)
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
@@ -154,6 +155,16 @@ func startServer(t *testing.T, env map[string]string) *testServer {
 		}
 	})
 	return s
+}
+
+// onStore is env on s's database and stream: a server started with it
+// shares s's books, or takes over from s once s stops.
+func onStore(s *testServer, env map[string]string) map[string]string {
+	out := map[string]string{}
+	maps.Copy(out, env)
+	out["DATABASE_URL"], out["LEDGER_NATS_STREAM"], out["LEDGER_NATS_SUBJECT_PREFIX"] =
+		s.DatabaseURL, s.Stream.Name, s.Stream.SubjectPrefix
+	return out
 }
 
 // serverVars are a test server's settings: its own database and stream,
@@ -234,6 +245,30 @@ func trySend(req *http.Request) (response, error) {
 		return response{}, fmt.Errorf("%s %s: read body: %w", req.Method, req.URL.Path, err)
 	}
 	return response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+// sendTogether sends reqs released at one moment, as racing clients would,
+// and returns their answers in reqs' order; a request that gets no answer
+// fails t.
+func sendTogether(t *testing.T, reqs []*http.Request) []response {
+	t.Helper()
+	results, errs := make([]response, len(reqs)), make([]error, len(reqs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i], errs[i] = trySend(req)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return results
 }
 
 // newRequest builds a request to the server; headers are name, value pairs.

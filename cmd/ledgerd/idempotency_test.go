@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -152,27 +151,13 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Parallel()
 		key := uuid.NewString()
 		const n = 8
-		results := make([]response, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range results {
-			req := s.newRequest(t, http.MethodPost, "/users/token", strings.NewReader(bodyA), "Content-Type", "application/json",
+		reqs := make([]*http.Request, n)
+		for i := range reqs {
+			reqs[i] = s.newRequest(t, http.MethodPost, "/users/token", strings.NewReader(bodyA), "Content-Type", "application/json",
 				"Authorization", "Bearer "+tokA, "Idempotency-Key", key)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				results[i], errs[i] = trySend(req)
-			}()
 		}
-		close(start)
-		wg.Wait()
 		var ok [][]byte
-		for i, r := range results {
-			if errs[i] != nil {
-				t.Fatal(errs[i])
-			}
+		for _, r := range sendTogether(t, reqs) {
 			switch r.Status {
 			case http.StatusOK:
 				ok = append(ok, r.Body)

@@ -29,8 +29,7 @@ func relayLeader(t *testing.T, s *testServer) bool {
 func TestTwoInstancesShareOneStore(t *testing.T) {
 	t.Parallel()
 	a := startServer(t, nil)
-	b := startServer(t, map[string]string{"DATABASE_URL": a.DatabaseURL,
-		"LEDGER_NATS_STREAM": a.Stream.Name, "LEDGER_NATS_SUBJECT_PREFIX": a.Stream.SubjectPrefix})
+	b := startServer(t, onStore(a, nil))
 
 	tn := a.createTenant(t, "Kramerica")
 	token := a.tenantToken(t, tn.APIKey, tn.APISecret)

@@ -18,9 +18,7 @@ import (
 func TestKeyRotationAcrossInstances(t *testing.T) {
 	t.Parallel()
 	a := startServer(t, nil)
-	b := startServer(t, map[string]string{"DATABASE_URL": a.DatabaseURL,
-		"LEDGER_NATS_STREAM": a.Stream.Name, "LEDGER_NATS_SUBJECT_PREFIX": a.Stream.SubjectPrefix,
-		"LEDGER_TENANT_TOKEN_TTL": "1m", "LEDGER_USER_TOKEN_TTL": "1m"})
+	b := startServer(t, onStore(a, map[string]string{"LEDGER_TENANT_TOKEN_TTL": "1m", "LEDGER_USER_TOKEN_TTL": "1m"}))
 	var fixed atomic.Pointer[time.Time] // nil: the real time
 	clock := func() time.Time {
 		if at := fixed.Load(); at != nil {

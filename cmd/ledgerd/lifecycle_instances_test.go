@@ -18,8 +18,7 @@ func TestTwoInstancesPayOutOnce(t *testing.T) {
 	t.Parallel()
 	const n = 500
 	p := newPaymentSetup(t, nil)
-	b := startServer(t, map[string]string{"DATABASE_URL": p.s.DatabaseURL, "LEDGER_NATS_STREAM": p.s.Stream.Name,
-		"LEDGER_NATS_SUBJECT_PREFIX": p.s.Stream.SubjectPrefix})
+	b := startServer(t, onStore(p.s, nil))
 	servers := []*testServer{p.s, b}
 	rc := newReceiver(t, "whsec_c2VjcmV0")
 

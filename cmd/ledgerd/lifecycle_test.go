@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,11 +50,7 @@ func newTLSReceiver(t *testing.T, secret string) (*receiver, string) {
 	rc := &receiver{secret: secret}
 	rc.Server = httptest.NewTLSServer(rc)
 	t.Cleanup(rc.Close)
-	file := filepath.Join(t.TempDir(), "receiver.pem")
-	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return rc, file
+	return rc, settingFile(t, "receiver.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.Certificate().Raw}))
 }
 
 // ServeHTTP records a delivery and answers the next status of the script.
@@ -346,8 +340,7 @@ func TestExpiryAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	p.s = startServer(t, map[string]string{"DATABASE_URL": p.s.DatabaseURL, "LEDGER_NATS_STREAM": p.s.Stream.Name,
-		"LEDGER_NATS_SUBJECT_PREFIX": p.s.Stream.SubjectPrefix, "LEDGER_EXPIRY_POLL": "200ms"})
+	p.s = startServer(t, onStore(p.s, map[string]string{"LEDGER_EXPIRY_POLL": "200ms"}))
 	got := p.waitFor(t, id, 15*time.Second, statusIs("expired"))
 	if s := statuses(got); !slices.Equal(s, []string{"created", "expired"}) {
 		t.Errorf("statusLogs: got %v", s)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -19,7 +18,7 @@ import (
 // Production refuses to start without a master key.
 func TestProductionNeedsAMasterKey(t *testing.T) {
 	t.Parallel()
-	_, err := loadConfig(nil, func(k string) string { return map[string]string{"LEDGER_MODE": "production"}[k] }, io.Discard)
+	_, err := loadEnv(map[string]string{"LEDGER_MODE": "production"})
 	if err == nil || !strings.Contains(err.Error(), "LEDGER_MASTER_KEY_FILE") {
 		t.Errorf("production without LEDGER_MASTER_KEY_FILE: got %v, want an error naming it", err)
 	}
@@ -38,8 +37,7 @@ func TestSandboxMakesALocalMasterKey(t *testing.T) {
 	if logs := a.logs.String(); !strings.Contains(logs, "local master key") || !strings.Contains(logs, filepath.Join(dir, "master.key")) {
 		t.Errorf("log: want it to say the sandbox made a local master key at %s", filepath.Join(dir, "master.key"))
 	}
-	b := startServer(t, map[string]string{"DATABASE_URL": a.DatabaseURL, "LEDGER_NATS_STREAM": a.Stream.Name,
-		"LEDGER_NATS_SUBJECT_PREFIX": a.Stream.SubjectPrefix, "LEDGER_MASTER_KEY_FILE": "", "LEDGER_DATA_DIR": dir})
+	b := startServer(t, onStore(a, map[string]string{"LEDGER_MASTER_KEY_FILE": "", "LEDGER_DATA_DIR": dir}))
 	tn := a.createTenant(t, "Kruger")
 	token := a.tenantToken(t, tn.APIKey, tn.APISecret)
 	if r := b.post(t, "/users/token", token, `{"userId":"`+tn.OwnerUserID+`"}`); r.Status != http.StatusOK {
@@ -56,9 +54,8 @@ func TestStartRefusesAnotherMasterKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"DATABASE_URL": a.DatabaseURL, "NATS_URL": testenv.NATSURL(), "LEDGER_NATS_STREAM": a.Stream.Name,
-		"LEDGER_NATS_SUBJECT_PREFIX": a.Stream.SubjectPrefix, "LEDGER_ADDR": "127.0.0.1:0", "LEDGER_MASTER_KEY_FILE": other}
-	cfg, err := loadConfig(nil, func(k string) string { return vars[k] }, io.Discard)
+	vars := onStore(a, map[string]string{"NATS_URL": testenv.NATSURL(), "LEDGER_ADDR": "127.0.0.1:0", "LEDGER_MASTER_KEY_FILE": other})
+	cfg, err := loadEnv(vars)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"maps"
 	"os"
 	"testing"
 	"time"
@@ -50,15 +49,6 @@ func startProcess(t *testing.T, env map[string]string) *testServer {
 
 // kill ends a process-run ledgerd at once with SIGKILL and waits for it.
 func (s *testServer) kill() { s.proc.Kill() }
-
-// onStore is env on s's database and stream: a server started with it
-// takes over from s.
-func onStore(s *testServer, env map[string]string) map[string]string {
-	out := maps.Clone(env)
-	out["DATABASE_URL"], out["LEDGER_NATS_STREAM"], out["LEDGER_NATS_SUBJECT_PREFIX"] =
-		s.DatabaseURL, s.Stream.Name, s.Stream.SubjectPrefix
-	return out
-}
 
 // asProcess stops s, an in-process server a test set up its tenants
 // with, and runs ledgerd as a process in its place, with env.

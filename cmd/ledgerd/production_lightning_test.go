@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -32,19 +31,21 @@ func productionLND(t *testing.T, url string, macaroon, certPEM []byte) map[strin
 		fmt.Fprint(w, `{"bitcoin":{"zar":1800000,"kes":12900000,"ngn":150000000,"gbp":76000,"eur":87000,"usd":100000}}`)
 	}))
 	t.Cleanup(feed.Close)
-	dir := t.TempDir()
-	file := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	return map[string]string{"LEDGER_MODE": "production", "LEDGER_PRICE_FEED_URL": feed.URL,
-		"LEDGER_LND_URL": url, "LEDGER_LND_MACAROON_FILE": file("ledger.macaroon", macaroon),
-		"LEDGER_LND_TLS_CERT_FILE":     file("tls.cert", certPEM),
-		"LEDGER_LND_PREIMAGE_KEY_FILE": file("preimage.key", bytes.Repeat([]byte{3}, 32)),
+		"LEDGER_LND_URL": url, "LEDGER_LND_MACAROON_FILE": settingFile(t, "ledger.macaroon", macaroon),
+		"LEDGER_LND_TLS_CERT_FILE":     settingFile(t, "tls.cert", certPEM),
+		"LEDGER_LND_PREIMAGE_KEY_FILE": settingFile(t, "preimage.key", bytes.Repeat([]byte{3}, 32)),
 		"LEDGER_LND_INVOICE_POLL":      "100ms", "LEDGER_EXPIRY_POLL": "100ms"}
+}
+
+// checkRailReady fails t unless s's GET /readyz reports rail ok.
+func checkRailReady(t *testing.T, s *testServer, rail string) {
+	t.Helper()
+	var ready struct{ Rails map[string]string }
+	mustDecode(t, mustOK(t, s.get(t, "/readyz")), &ready)
+	if ready.Rails[rail] != "ok" {
+		t.Errorf("GET /readyz: got rails %v, want %s ok", ready.Rails, rail)
+	}
 }
 
 // TestProductionLightningDeposits: in production mode two ledgerd processes
@@ -58,8 +59,7 @@ func TestProductionLightningDeposits(t *testing.T) {
 	env := productionLightning(t, node)
 	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, paystacktest.NewServer(t, paystackTestKey).URL()
 	p := newPaymentSetup(t, env)
-	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
-		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	env = onStore(p.s, env)
 	second := startServer(t, env)
 
 	pay := func() (id, hash string) {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
 	"github.com/ledger/ledger/workers/rails/mpesa/mpesatest"
 )
 
@@ -23,20 +22,11 @@ import (
 // 200 and ResultCode 0, so Daraja has nothing to send again.
 func TestProductionMPesaCallbackToTwoProcesses(t *testing.T) {
 	t.Parallel()
-	node := lndtest.NewNode(t)
 	fake := mpesatest.NewServer(t, mpesaCreds)
 	// The fake sends nothing itself: the test delivers each callback.
 	fake.DropCallbacks(true)
-	env := productionLightning(t, node)
-	for k, v := range mpesaEnv(t, fake) {
-		env[k] = v
-	}
-	public, forward := forwardedURL(t)
-	env["LEDGER_PUBLIC_URL"] = public
-	p := newPaymentSetup(t, env)
-	forward(p.s.URL)
-	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
-		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	p, env, _ := productionMPesa(t, fake, nil)
+	public := env["LEDGER_PUBLIC_URL"]
 	other := startServer(t, env)
 	processes := []string{p.s.URL, other.URL}
 

@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,20 +27,12 @@ var mpesaCreds = mpesatest.Credentials{ConsumerKey: "ck_ledgerd", ConsumerSecret
 // mpesaEnv is the LEDGER_MPESA_* settings of fake, secrets in files.
 func mpesaEnv(t *testing.T, fake *mpesatest.Server) map[string]string {
 	t.Helper()
-	dir := t.TempDir()
-	file := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	return map[string]string{"LEDGER_MPESA_CONSUMER_KEY": mpesaCreds.ConsumerKey,
-		"LEDGER_MPESA_CONSUMER_SECRET_FILE": file("secret", []byte(mpesaCreds.ConsumerSecret+"\n")),
-		"LEDGER_MPESA_SHORTCODE":            mpesaCreds.ShortCode, "LEDGER_MPESA_PASSKEY_FILE": file("passkey", []byte(mpesaCreds.PassKey)),
+		"LEDGER_MPESA_CONSUMER_SECRET_FILE": settingFile(t, "secret", []byte(mpesaCreds.ConsumerSecret+"\n")),
+		"LEDGER_MPESA_SHORTCODE":            mpesaCreds.ShortCode, "LEDGER_MPESA_PASSKEY_FILE": settingFile(t, "passkey", []byte(mpesaCreds.PassKey)),
 		"LEDGER_MPESA_B2C_SHORTCODE": mpesaCreds.B2CShortCode, "LEDGER_MPESA_INITIATOR": mpesaCreds.Initiator,
-		"LEDGER_MPESA_INITIATOR_PASSWORD_FILE": file("initiator", []byte(mpesaCreds.InitiatorPassword)),
-		"LEDGER_MPESA_CERT_FILE":               file("cert.pem", fake.Cert()), "LEDGER_MPESA_BASE_URL": fake.URL()}
+		"LEDGER_MPESA_INITIATOR_PASSWORD_FILE": settingFile(t, "initiator", []byte(mpesaCreds.InitiatorPassword)),
+		"LEDGER_MPESA_CERT_FILE":               settingFile(t, "cert.pem", fake.Cert()), "LEDGER_MPESA_BASE_URL": fake.URL()}
 }
 
 // firstPrompt waits for the first STK prompt fake received.
@@ -83,6 +75,22 @@ func forwardedURL(t *testing.T) (string, func(target string)) {
 	}
 }
 
+// productionMPesa starts production ledgerd with the M-Pesa rail on fake
+// (Lightning on a fake node) and extra settings, its tenants and merchants
+// made. Its public URL, which the callback URLs it gives M-Pesa name, is
+// known before it listens; forward points it at another process. env is
+// ledgerd's settings on p.s's books: a process started with it shares them.
+func productionMPesa(t *testing.T, fake *mpesatest.Server, extra map[string]string) (p paymentSetup, env map[string]string, forward func(string)) {
+	t.Helper()
+	env = productionLightning(t, lndtest.NewNode(t))
+	maps.Copy(env, mpesaEnv(t, fake))
+	env["LEDGER_PUBLIC_URL"], forward = forwardedURL(t)
+	maps.Copy(env, extra)
+	p = newPaymentSetup(t, env)
+	forward(p.s.URL)
+	return p, onStore(p.s, env), forward
+}
+
 // TestProductionMPesaPushToB2C: production ledgerd takes a Kenyan momo
 // payment by an STK prompt to the payer's default momo number, sent once
 // by the workers after payment.created committed; the payer's approval
@@ -91,22 +99,11 @@ func forwardedURL(t *testing.T) (string, func(target string)) {
 // token is refused and logged.
 func TestProductionMPesaPushToB2C(t *testing.T) {
 	t.Parallel()
-	node := lndtest.NewNode(t)
 	fake := mpesatest.NewServer(t, mpesaCreds)
-	env := productionLightning(t, node)
-	for k, v := range mpesaEnv(t, fake) {
-		env[k] = v
-	}
-	public, forward := forwardedURL(t)
-	env["LEDGER_PUBLIC_URL"] = public
-	p := newPaymentSetup(t, env)
-	forward(p.s.URL)
+	p, env, _ := productionMPesa(t, fake, nil)
+	public := env["LEDGER_PUBLIC_URL"]
 
-	var ready struct{ Rails map[string]string }
-	mustDecode(t, mustOK(t, p.s.get(t, "/readyz")), &ready)
-	if ready.Rails["mpesa"] != "ok" {
-		t.Errorf("GET /readyz: got rails %v, want mpesa ok", ready.Rails)
-	}
+	checkRailReady(t, p.s, "mpesa")
 	got := p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo))
 	id := got["id"].(string)
 	var due struct{ Amount int64 }
@@ -177,24 +174,12 @@ func TestMPesaConfiguration(t *testing.T) {
 	t.Parallel()
 	fake := mpesatest.NewServer(t, mpesaCreds)
 	full := mpesaEnv(t, fake)
+	full["LEDGER_MODE"] = "production"
 	load := func(env map[string]string) (config, error) {
 		env["LEDGER_MASTER_KEY_FILE"] = masterKey
-		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+		return loadEnv(env)
 	}
-	with := func(changes map[string]string) map[string]string {
-		env := map[string]string{"LEDGER_MODE": "production"}
-		for k, v := range full {
-			env[k] = v
-		}
-		for k, v := range changes {
-			if v == "" {
-				delete(env, k)
-			} else {
-				env[k] = v
-			}
-		}
-		return env
-	}
+	with := func(changes map[string]string) map[string]string { return changed(full, changes) }
 	for name, env := range map[string]map[string]string{
 		"no passkey":                 with(map[string]string{"LEDGER_MPESA_PASSKEY_FILE": ""}),
 		"no certificate":             with(map[string]string{"LEDGER_MPESA_CERT_FILE": ""}),
@@ -227,18 +212,8 @@ func TestMPesaConfiguration(t *testing.T) {
 // prompt the payer cancelled lets its payment expire.
 func TestProductionMPesaQueryAtExpiry(t *testing.T) {
 	t.Parallel()
-	node := lndtest.NewNode(t)
 	fake := mpesatest.NewServer(t, mpesaCreds)
-	env := productionLightning(t, node)
-	for k, v := range mpesaEnv(t, fake) {
-		env[k] = v
-	}
-	public, forward := forwardedURL(t)
-	env["LEDGER_PUBLIC_URL"], env["LEDGER_VALIDITY"] = public, "momo=3s"
-	p := newPaymentSetup(t, env)
-	forward(p.s.URL)
-	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
-		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	p, env, _ := productionMPesa(t, fake, map[string]string{"LEDGER_VALIDITY": "momo=3s"})
 	startServer(t, env)
 
 	body := fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo)
@@ -270,19 +245,9 @@ func TestProductionMPesaQueryAtExpiry(t *testing.T) {
 // records the success: one B2C request, one payment.
 func TestProductionMPesaRecoveryAfterRestart(t *testing.T) {
 	t.Parallel()
-	node := lndtest.NewNode(t)
 	fake := mpesatest.NewServer(t, mpesaCreds)
 	fake.DropCallbacks(true)
-	env := productionLightning(t, node)
-	for k, v := range mpesaEnv(t, fake) {
-		env[k] = v
-	}
-	public, forward := forwardedURL(t)
-	env["LEDGER_PUBLIC_URL"], env["LEDGER_VALIDITY"] = public, "momo=2s"
-	p := newPaymentSetup(t, env)
-	forward(p.s.URL)
-	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
-		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	p, env, forward := productionMPesa(t, fake, map[string]string{"LEDGER_VALIDITY": "momo=2s"})
 
 	id := p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo))["id"].(string)
 	fake.ApproveWithoutCallback(firstPrompt(t, fake).CheckoutID)

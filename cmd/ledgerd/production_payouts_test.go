@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/ledger/ledger/workers/rails/lightning/lndtest"
 	"github.com/ledger/ledger/workers/rails/mpesa/mpesatest"
 )
 
@@ -23,17 +22,9 @@ import (
 // is owed back, and neither can be resolved a second time.
 func TestProductionMPesaLostPayoutResolvedByOperator(t *testing.T) {
 	t.Parallel()
-	node := lndtest.NewNode(t)
 	fake := mpesatest.NewServer(t, mpesaCreds)
 	fake.SetFault("/mpesa/b2c/v3/paymentrequest", mpesatest.Fault{Status500: 2})
-	env := productionLightning(t, node)
-	for k, v := range mpesaEnv(t, fake) {
-		env[k] = v
-	}
-	public, forward := forwardedURL(t)
-	env["LEDGER_PUBLIC_URL"], env["LEDGER_STALLED_AFTER"] = public, "1s"
-	p := newPaymentSetup(t, env)
-	forward(p.s.URL)
+	p, _, _ := productionMPesa(t, fake, map[string]string{"LEDGER_STALLED_AFTER": "1s"})
 
 	transferring := func() string {
 		t.Helper()
@@ -139,16 +130,8 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // B2C to that number, once, under the return's own key.
 func TestProductionMPesaLatePaymentIsUnmatched(t *testing.T) {
 	t.Parallel()
-	node := lndtest.NewNode(t)
 	fake := mpesatest.NewServer(t, mpesaCreds)
-	env := productionLightning(t, node)
-	for k, v := range mpesaEnv(t, fake) {
-		env[k] = v
-	}
-	public, forward := forwardedURL(t)
-	env["LEDGER_PUBLIC_URL"], env["LEDGER_VALIDITY"] = public, "momo=2s"
-	p := newPaymentSetup(t, env)
-	forward(p.s.URL)
+	p, _, _ := productionMPesa(t, fake, map[string]string{"LEDGER_VALIDITY": "momo=2s"})
 
 	id := p.pay(t, p.utok, fmt.Sprintf(`{"merchantId":%q,"amount":1000,"reference":"r","fromCountry":"Kenya"}`, p.keMomo))["id"].(string)
 	waitUntil(t, "the prompt", func() bool { return len(fake.Prompts()) == 1 })

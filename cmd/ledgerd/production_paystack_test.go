@@ -2,10 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -41,11 +38,7 @@ func TestProductionPaystackPayout(t *testing.T) {
 	}
 	r := p.s.call(t, http.MethodPost, "/merchants", p.tok, `{"name":"X","country":"SouthAfrica","bankName":"ABSA Bank","accountNumber":"1234567890"}`)
 	mustFieldError(t, mustProblem(t, r, http.StatusBadRequest, "unknown_bank"), "bankName")
-	var ready struct{ Rails map[string]string }
-	mustDecode(t, mustOK(t, p.s.get(t, "/readyz")), &ready)
-	if ready.Rails["paystack"] != "ok" {
-		t.Errorf("GET /readyz: got rails %v, want paystack ok", ready.Rails)
-	}
+	checkRailReady(t, p.s, "paystack")
 
 	got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r"}`, p.za))
 	id := got["id"].(string)
@@ -112,13 +105,10 @@ func mustOK(t *testing.T, r response) []byte {
 // rail half configured, and reads the key from a file.
 func TestPaystackConfiguration(t *testing.T) {
 	t.Parallel()
-	keyFile := filepath.Join(t.TempDir(), "paystack.key")
-	if err := os.WriteFile(keyFile, []byte(paystackTestKey+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := settingFile(t, "paystack.key", []byte(paystackTestKey+"\n"))
 	load := func(env map[string]string) (config, error) {
 		env["LEDGER_MASTER_KEY_FILE"] = masterKey
-		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+		return loadEnv(env)
 	}
 	for name, env := range map[string]map[string]string{
 		"base URL without a key": {"LEDGER_MODE": "production", "LEDGER_PAYSTACK_BASE_URL": "https://api.paystack.co"},
@@ -178,8 +168,7 @@ func TestProductionPaystackRecoveryAfterRestart(t *testing.T) {
 	env := productionLightning(t, node)
 	env["LEDGER_PAYSTACK_SECRET_KEY"], env["LEDGER_PAYSTACK_BASE_URL"] = paystackTestKey, fake.URL()
 	p := newPaymentSetup(t, env)
-	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
-		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	env = onStore(p.s, env)
 
 	got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r"}`, p.za))
 	id := got["id"].(string)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -71,15 +70,10 @@ func TestProductionUSDTDeposits(t *testing.T) {
 	env["LEDGER_USDT_XPUB"], env["LEDGER_ETH_RPC_URL"], env["LEDGER_USDT_CONTRACT"] = xpub, chain.URL, token
 	env["LEDGER_ETH_CONFIRMATIONS"], env["LEDGER_ETH_POLL"] = "3", "100ms"
 	p := newPaymentSetup(t, env)
-	env["DATABASE_URL"], env["LEDGER_NATS_STREAM"], env["LEDGER_NATS_SUBJECT_PREFIX"] =
-		p.s.DatabaseURL, p.s.Stream.Name, p.s.Stream.SubjectPrefix
+	env = onStore(p.s, env)
 	second := startServer(t, env)
 
-	var ready struct{ Rails map[string]string }
-	mustDecode(t, mustOK(t, p.s.get(t, "/readyz")), &ready)
-	if ready.Rails["ethereum"] != "ok" {
-		t.Errorf("GET /readyz: got rails %v, want ethereum ok", ready.Rails)
-	}
+	checkRailReady(t, p.s, "ethereum")
 	got := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":2000,"fromCountry":"USDT"}`, p.btc))
 	id := got["id"].(string)
 	var d struct {
@@ -250,23 +244,7 @@ func TestUSDTConfiguration(t *testing.T) {
 	xpub := testXPub(t)
 	full := map[string]string{"LEDGER_MODE": "production", "LEDGER_MASTER_KEY_FILE": masterKey, "LEDGER_USDT_XPUB": xpub,
 		"LEDGER_ETH_RPC_URL": "http://127.0.0.1:8545", "LEDGER_USDT_CONTRACT": "0xdAC17F958D2ee523a2206206994597C13D831ec7"}
-	with := func(changes map[string]string) map[string]string {
-		env := map[string]string{}
-		for k, v := range full {
-			env[k] = v
-		}
-		for k, v := range changes {
-			if v == "" {
-				delete(env, k)
-			} else {
-				env[k] = v
-			}
-		}
-		return env
-	}
-	load := func(env map[string]string) (config, error) {
-		return loadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	}
+	with := func(changes map[string]string) map[string]string { return changed(full, changes) }
 	master, err := hdkeychain.NewMaster(bytes.Repeat([]byte{7}, 32), &chaincfg.MainNetParams)
 	if err != nil {
 		t.Fatal(err)
@@ -282,11 +260,11 @@ func TestUSDTConfiguration(t *testing.T) {
 		"no confirmations":   with(map[string]string{"LEDGER_ETH_CONFIRMATIONS": "0"}),
 		"in sandbox":         with(map[string]string{"LEDGER_MODE": "sandbox"}),
 	} {
-		if _, err := load(env); err == nil || !strings.Contains(err.Error(), "USDT") && !strings.Contains(err.Error(), "ETH") {
+		if _, err := loadEnv(env); err == nil || !strings.Contains(err.Error(), "USDT") && !strings.Contains(err.Error(), "ETH") {
 			t.Errorf("%s: got %v, want a USDT setting error", name, err)
 		}
 	}
-	cfg, err := load(with(nil))
+	cfg, err := loadEnv(with(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

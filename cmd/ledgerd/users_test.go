@@ -103,10 +103,7 @@ func TestCreateUser(t *testing.T) {
 	t.Run("concurrent creates of one email", func(t *testing.T) {
 		t.Parallel()
 		const n = 8
-		results := make([]response, n)
-		errs := make([]error, n)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
+		reqs := make([]*http.Request, n)
 		for i := range n {
 			// The requests spell the address differently.
 			email := strings.Repeat(" ", i%3) + "Race.Condition@example.com" + strings.Repeat(" ", i%2)
@@ -117,20 +114,10 @@ func TestCreateUser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				results[i], errs[i] = trySend(req)
-			}()
+			reqs[i] = req
 		}
-		close(start)
-		wg.Wait()
 		created, ids := 0, map[string]bool{}
-		for i, r := range results {
-			if errs[i] != nil {
-				t.Fatal(errs[i])
-			}
+		for i, r := range sendTogether(t, reqs) {
 			switch r.Status {
 			case http.StatusCreated:
 				created++

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,7 @@ import (
 func TestValidityBounds(t *testing.T) {
 	t.Parallel()
 	load := func(v string) (config, error) {
-		return loadConfig(nil, func(k string) string { return map[string]string{"LEDGER_VALIDITY": v}[k] }, io.Discard)
+		return loadEnv(map[string]string{"LEDGER_VALIDITY": v})
 	}
 	for _, v := range []string{"lightning=1500ms", "slow=8761h", "lightning=0.5s", "usdt=500ms"} {
 		if _, err := load(v); err == nil || !strings.Contains(err.Error(), "LEDGER_VALIDITY") {

@@ -29,6 +29,7 @@
 package camt
 
 import (
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -179,14 +180,12 @@ type balance struct {
 // read is b as a Balance: a type code, a signed amount in a currency, and
 // a date or a time.
 func (b balance) read(acct string) (Balance, error) {
-	v := strings.TrimSpace(b.Amount.Value)
-	d, err := decimal.NewFromString(v)
-	if err != nil || d.IsNegative() || strings.ContainsAny(v, "eE") {
-		return Balance{}, fmt.Errorf("amount %q is not a decimal of at least zero", v)
+	d, cur, err := b.Amount.parse()
+	if err != nil {
+		return Balance{}, err
 	}
-	cur := strings.TrimSpace(b.Amount.Currency)
-	if len(cur) != 3 || !isLetters(cur) {
-		return Balance{}, fmt.Errorf("currency %q is not an ISO 4217 code", cur)
+	if d.IsNegative() {
+		return Balance{}, fmt.Errorf("amount %q is not a decimal of at least zero", strings.TrimSpace(b.Amount.Value))
 	}
 	switch ind := strings.TrimSpace(b.Indicator); ind {
 	case "DBIT":
@@ -214,12 +213,7 @@ type accountID struct {
 	Other string `xml:"Othr>Id"`
 }
 
-func (a accountID) id() string {
-	if s := strings.TrimSpace(a.IBAN); s != "" {
-		return s
-	}
-	return strings.TrimSpace(a.Other)
-}
+func (a accountID) id() string { return cmp.Or(strings.TrimSpace(a.IBAN), strings.TrimSpace(a.Other)) }
 
 type amount struct {
 	Value    string `xml:",chardata"`
@@ -233,12 +227,7 @@ type status struct {
 	Code string `xml:"Cd"`
 }
 
-func (s status) code() string {
-	if c := strings.TrimSpace(s.Code); c != "" {
-		return c
-	}
-	return strings.TrimSpace(s.Text)
-}
+func (s status) code() string { return cmp.Or(strings.TrimSpace(s.Code), strings.TrimSpace(s.Text)) }
 
 type date struct {
 	Date     string `xml:"Dt"`
@@ -261,10 +250,7 @@ type party struct {
 }
 
 func (p party) name() string {
-	if s := strings.TrimSpace(p.Name); s != "" {
-		return s
-	}
-	return strings.TrimSpace(p.PartyName)
+	return cmp.Or(strings.TrimSpace(p.Name), strings.TrimSpace(p.PartyName))
 }
 
 type transaction struct {
@@ -298,10 +284,7 @@ type entry struct {
 
 // ref is the bank's reference of e: AcctSvcrRef, else NtryRef.
 func (e entry) ref() string {
-	if ref := strings.TrimSpace(e.AccountServicerRef); ref != "" {
-		return ref
-	}
-	return strings.TrimSpace(e.EntryRef)
+	return cmp.Or(strings.TrimSpace(e.AccountServicerRef), strings.TrimSpace(e.EntryRef))
 }
 
 // credits returns e's credits, or why it has none.
@@ -405,10 +388,23 @@ func (c *Credit) addDetails(t transaction) {
 
 // read is a's amount and currency: a positive decimal and three letters.
 func (a amount) read() (decimal.Decimal, string, error) {
+	d, cur, err := a.parse()
+	if err != nil {
+		return decimal.Decimal{}, "", err
+	}
+	if !d.IsPositive() {
+		return decimal.Decimal{}, "", fmt.Errorf("amount %q is not a positive decimal", strings.TrimSpace(a.Value))
+	}
+	return d, cur, nil
+}
+
+// parse is a's amount and currency: a decimal without an exponent, of
+// either sign, and three letters.
+func (a amount) parse() (decimal.Decimal, string, error) {
 	v := strings.TrimSpace(a.Value)
 	d, err := decimal.NewFromString(v)
-	if err != nil || !d.IsPositive() || strings.ContainsAny(v, "eE") {
-		return decimal.Decimal{}, "", fmt.Errorf("amount %q is not a positive decimal", v)
+	if err != nil || strings.ContainsAny(v, "eE") {
+		return decimal.Decimal{}, "", fmt.Errorf("amount %q is not a decimal", v)
 	}
 	cur := strings.TrimSpace(a.Currency)
 	if len(cur) != 3 || !isLetters(cur) {

@@ -17,8 +17,8 @@ import (
 
 // TestLNDAgainstRealNodes runs the adapter against real lnd nodes on a
 // regtest chain: the service's node makes deposit invoices the peer pays,
-// and pays the peer's invoices. One network serves every subtest, since
-// starting it takes longer than all of them.
+// and pays the peer's invoices, and its statement lists both. One network
+// serves every subtest, since starting it takes longer than all of them.
 func TestLNDAgainstRealNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts btcd and two lnd nodes")
@@ -208,6 +208,9 @@ func TestLNDAgainstRealNodes(t *testing.T) {
 		if _, err := svc.TrackPayment(ctx, unknown); !errors.Is(err, lightning.ErrPaymentNotFound) {
 			t.Fatalf("track of an unknown payment: %v, want ErrPaymentNotFound", err)
 		}
+	})
+	t.Run("statement holds the window's paid deposits and payments, payouts by their keys", func(t *testing.T) {
+		testStatement(t, net, svc)
 	})
 }
 

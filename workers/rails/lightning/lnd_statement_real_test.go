@@ -2,7 +2,6 @@ package lightning_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"testing"
 	"time"
@@ -29,23 +28,16 @@ func (k knownKeys) PayoutKeys(_ context.Context, hashes []string) (map[string]st
 	return out, nil
 }
 
-// TestLNDStatementAgainstRealNodes reads the service node's statement from
-// a real lnd: deposit invoices the peer paid (among more than a page of
-// invoices, most unpaid) and payments to the peer, one a payout of the
-// ledger and one made by hand.
-func TestLNDStatementAgainstRealNodes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts btcd and two lnd nodes")
-	}
-	net := lndharness.Start(t)
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		t.Fatal(err)
-	}
-	svc := net.Service.LND(key)
+// testStatement reads the service node's statement from a real lnd:
+// deposit invoices the peer paid (among more than a page of invoices, most
+// unpaid) and payments to the peer, one a payout of the ledger and one
+// made by hand. It runs last on TestLNDAgainstRealNodes's network, since
+// it asserts that nothing happens after its window.
+func testStatement(t *testing.T, net *lndharness.Network, svc *lightning.LND) {
 	ctx := context.Background()
-	// The harness's own probe payments are older than the window: lnd
-	// dates invoices in whole seconds, so the window opens at the next one.
+	// The harness's probe payments and the earlier subtests' invoices and
+	// payments are older than the window: lnd dates invoices in whole
+	// seconds, so the window opens at the next one.
 	from := time.Now().Truncate(time.Second).Add(time.Second)
 	time.Sleep(time.Until(from))
 

@@ -137,6 +137,9 @@ func (p *LNURLPay) resolve(destination string) (*url.URL, error) {
 	return u, p.checkURL(u)
 }
 
+// EncodeLNURL is u as a bech32 LNURL (LUD-01), the form resolve reads.
+func EncodeLNURL(u string) string { return bech32Encode("lnurl", bytesToWords([]byte(u))) }
+
 // checkURL allows https, and http to an onion service (Tor encrypts it, as
 // domain.DecodeLNURL allows) or, in tests and the sandbox, anywhere.
 func (p *LNURLPay) checkURL(u *url.URL) error {

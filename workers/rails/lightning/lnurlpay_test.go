@@ -100,11 +100,7 @@ func newHTTPService(t *testing.T, s *lnurlService) string {
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	s.t, s.callback = t, srv.URL+"/cb?k1=abc"
-	return encodeLNURL(srv.URL + "/.well-known/lnurlp/alice")
-}
-
-func encodeLNURL(u string) string {
-	return bech32Encode("lnurl", bytesToWords([]byte(u)))
+	return EncodeLNURL(srv.URL + "/.well-known/lnurlp/alice")
 }
 
 func TestLNURLPayLightningAddress(t *testing.T) {
@@ -276,9 +272,9 @@ func TestLNURLPayDestinations(t *testing.T) {
 		{"http LNURL without AllowHTTP", lnurl, LNURLPay{}, "is not https"},
 		{"bad checksum", badChecksum, LNURLPay{AllowHTTP: true}, "neither a Lightning address nor"},
 		{"bech32 of another kind", bech32Encode("lnbc", bytesToWords([]byte("https://example.com"))), LNURLPay{}, "neither"},
-		{"LNURL of a relative URL", encodeLNURL("/lnurlp/alice"), LNURLPay{AllowHTTP: true}, "not an absolute URL"},
-		{"LNURL with a user", encodeLNURL("https://u:p@example.com/x"), LNURLPay{}, "not an absolute URL"},
-		{"LNURL of ftp", encodeLNURL("ftp://example.com/x"), LNURLPay{AllowHTTP: true}, "is not https"},
+		{"LNURL of a relative URL", EncodeLNURL("/lnurlp/alice"), LNURLPay{AllowHTTP: true}, "not an absolute URL"},
+		{"LNURL with a user", EncodeLNURL("https://u:p@example.com/x"), LNURLPay{}, "not an absolute URL"},
+		{"LNURL of ftp", EncodeLNURL("ftp://example.com/x"), LNURLPay{AllowHTTP: true}, "is not https"},
 		{"upper-case name", "Alice@example.com", LNURLPay{}, "not a Lightning address"},
 		{"address at an IP", "alice@127.0.0.1", LNURLPay{}, "not a Lightning address"},
 		{"address with a port", "alice@example.com:8443", LNURLPay{}, "not a Lightning address"},
@@ -354,7 +350,7 @@ func TestLNURLPayRedirect(t *testing.T) {
 		return r.URL.Path == "/alice"
 	}}
 	p := newTLSService(t, s)
-	lnurl := encodeLNURL("https://example.com/alice")
+	lnurl := EncodeLNURL("https://example.com/alice")
 	if _, err := p.Invoice(context.Background(), lnurl, 21_000, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -32,27 +32,27 @@ func TestResolveStuck(t *testing.T) {
 		VALUES ($1, $2, $3, $4, 700)`, fresh.IdempotencyKey, fresh.TenantID, fresh.PaymentID, newToken()); err != nil {
 		t.Fatal(err)
 	}
-	stuck, err := StuckPayouts(ctx, e.pool, time.Now().Add(time.Minute))
+	stuck, err := Payouts.Stuck(ctx, e.pool, time.Now().Add(time.Minute))
 	if err != nil || len(stuck) != 1 || stuck[0].PaymentID != r.PaymentID || stuck[0].Acknowledged || stuck[0].Amount.IntPart() != 1000 {
 		t.Fatalf("got %+v, %v; want the payout answered 500, unacknowledged", stuck, err)
 	}
-	if stuck, _ := StuckPayouts(ctx, e.pool, time.Now().Add(-time.Hour)); len(stuck) != 0 {
+	if stuck, _ := Payouts.Stuck(ctx, e.pool, time.Now().Add(-time.Hour)); len(stuck) != 0 {
 		t.Fatalf("got %+v asked for over an hour ago, want none", stuck)
 	}
 	for _, id := range []uuid.UUID{fresh.PaymentID, uuid.New()} {
-		if _, err := ResolveStuck(ctx, e.pool, id, payout.Resolution{Reason: "x"}); !errors.Is(err, payout.ErrNotStuck) {
+		if _, err := Payouts.Resolve(ctx, e.pool, id, payout.Resolution{Reason: "x"}); !errors.Is(err, payout.ErrNotStuck) {
 			t.Fatalf("payment %s: got %v, want ErrNotStuck", id, err)
 		}
 	}
 
 	failed := payout.Resolution{Reason: "not on the B2C statement"}
-	if s, err := ResolveStuck(ctx, e.pool, r.PaymentID, failed); err != nil || s.Status != "failed" || s.Reason != failed.Reason {
+	if s, err := Payouts.Resolve(ctx, e.pool, r.PaymentID, failed); err != nil || s.Status != "failed" || s.Reason != failed.Reason {
 		t.Fatalf("got %+v, %v", s, err)
 	}
-	if _, err := ResolveStuck(ctx, e.pool, r.PaymentID, failed); err != nil {
+	if _, err := Payouts.Resolve(ctx, e.pool, r.PaymentID, failed); err != nil {
 		t.Fatalf("the same outcome again: %v, want it answered", err)
 	}
-	if _, err := ResolveStuck(ctx, e.pool, r.PaymentID, payout.Resolution{Paid: true, Receipt: "SLK1"}); !errors.Is(err, payout.ErrNotStuck) {
+	if _, err := Payouts.Resolve(ctx, e.pool, r.PaymentID, payout.Resolution{Paid: true, Receipt: "SLK1"}); !errors.Is(err, payout.ErrNotStuck) {
 		t.Fatalf("another outcome: got %v, want ErrNotStuck", err)
 	}
 	if out, err := e.rail.Payout(ctx, r); err != nil || !out.Rejected || out.Reason != failed.Reason {

@@ -21,22 +21,22 @@ func TestResolveStuck(t *testing.T) {
 	ctx := context.Background()
 	r := e.za()
 	e.mustPending(t, e.rail, r)
-	stuck, err := StuckPayouts(ctx, e.pool, time.Now().Add(time.Minute))
+	stuck, err := Transfers.Stuck(ctx, e.pool, time.Now().Add(time.Minute))
 	if err != nil || len(stuck) != 1 || stuck[0].PaymentID != r.PaymentID || !stuck[0].Acknowledged || stuck[0].Amount.String() != "1500.25" ||
 		stuck[0].Currency != "ZAR" {
 		t.Fatalf("got %+v, %v; want the pending ZAR 1500.25 transfer", stuck, err)
 	}
-	if _, err := ResolveStuck(ctx, e.pool, uuid.New(), payout.Resolution{Paid: true, Receipt: "TRF_1"}); !errors.Is(err, payout.ErrNotStuck) {
+	if _, err := Transfers.Resolve(ctx, e.pool, uuid.New(), payout.Resolution{Paid: true, Receipt: "TRF_1"}); !errors.Is(err, payout.ErrNotStuck) {
 		t.Fatalf("no transfer: got %v, want ErrNotStuck", err)
 	}
 	paid := payout.Resolution{Paid: true, Receipt: "TRF_operator"}
-	if s, err := ResolveStuck(ctx, e.pool, r.PaymentID, paid); err != nil || s.Status != "success" || s.Receipt != "TRF_operator" {
+	if s, err := Transfers.Resolve(ctx, e.pool, r.PaymentID, paid); err != nil || s.Status != "success" || s.Receipt != "TRF_operator" {
 		t.Fatalf("got %+v, %v", s, err)
 	}
-	if _, err := ResolveStuck(ctx, e.pool, r.PaymentID, paid); err != nil {
+	if _, err := Transfers.Resolve(ctx, e.pool, r.PaymentID, paid); err != nil {
 		t.Fatalf("the same outcome again: %v, want it answered", err)
 	}
-	if _, err := ResolveStuck(ctx, e.pool, r.PaymentID, payout.Resolution{Reason: "x"}); !errors.Is(err, payout.ErrNotStuck) {
+	if _, err := Transfers.Resolve(ctx, e.pool, r.PaymentID, payout.Resolution{Reason: "x"}); !errors.Is(err, payout.ErrNotStuck) {
 		t.Fatalf("another outcome: got %v, want ErrNotStuck", err)
 	}
 	if out, err := e.rail.Payout(ctx, r); err != nil || out.Rejected || out.PayoutID != "TRF_operator" {

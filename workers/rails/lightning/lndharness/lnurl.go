@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 
-	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/rails/lightning"
 )
 
 // PayeeMetadata is the LUD-06 metadata of the node's LNURL-pay service;
@@ -70,25 +70,7 @@ func (node *Node) serveLNURLPay(useTLS bool, addInvoice func(msat uint64, descHa
 		srv.Start()
 	}
 	node.t.Cleanup(srv.Close)
-	return srv, domain.EncodeBech32("lnurl", bytesToWords([]byte(srv.URL+"/lnurlp/peer")))
-}
-
-// bytesToWords regroups bytes into 5-bit words, padding the last (BIP-173).
-func bytesToWords(b []byte) []byte {
-	var out []byte
-	acc, bits := 0, 0
-	for _, c := range b {
-		acc = acc<<8 | int(c)
-		bits += 8
-		for bits >= 5 {
-			bits -= 5
-			out = append(out, byte(acc>>bits)&31)
-		}
-	}
-	if bits > 0 {
-		out = append(out, byte(acc<<(5-bits))&31)
-	}
-	return out
+	return srv, lightning.EncodeLNURL(srv.URL + "/lnurlp/peer")
 }
 
 // PayeeInvoicesPaid lists the sats paid to each settled invoice the

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/workers/rails/lightning"
 )
 
@@ -41,7 +40,7 @@ func NewPayee(t *testing.T, node *Node) *Payee {
 
 // LNURL is the bech32 LNURL of the payee's payRequest.
 func (p *Payee) LNURL() string {
-	return domain.EncodeBech32("lnurl", bytesToWords([]byte(p.srv.URL+"/lnurlp/alice")))
+	return lightning.EncodeLNURL(p.srv.URL + "/lnurlp/alice")
 }
 
 // Edit makes the payee change every invoice before signing it (a wrong
@@ -83,22 +82,4 @@ func (p *Payee) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
-}
-
-// bytesToWords regroups bytes into 5-bit words, padding the last (BIP-173).
-func bytesToWords(b []byte) []byte {
-	var out []byte
-	acc, bits := 0, 0
-	for _, c := range b {
-		acc = acc<<8 | int(c)
-		bits += 8
-		for bits >= 5 {
-			bits -= 5
-			out = append(out, byte(acc>>bits)&31)
-		}
-	}
-	if bits > 0 {
-		out = append(out, byte(acc<<(5-bits))&31)
-	}
-	return out
 }
