@@ -54,7 +54,7 @@ type PayerRefund struct {
 	IdempotencyKey string `json:"idempotencyKey,omitempty"` // ChangeRefundKey
 	PayoutID       string `json:"payoutId,omitempty"`       // the rail's id of the refund, or the operator's reference
 	Reason         string `json:"reason,omitempty"`         // why it waits for an operator
-	ResolvedBy     string `json:"resolvedBy,omitempty"`     // the operator who paid it by hand
+	ResolvedBy     string `json:"resolvedBy,omitempty"`     // the operator who paid it by hand, or found the rail's payment on its provider's statement
 	// Outcome is what the rail did with the refund it was asked for, as its
 	// provider's records show it (reconciliation compares them): success,
 	// failed (refused), reversed (made, then sent back); empty while the
@@ -85,8 +85,10 @@ type PaymentChangeRefundSent struct {
 	At             time.Time       `json:"at"`
 }
 
-// PaymentChangeRefunded records the change paid back: by the rail, or by
-// an operator (ResolvedBy) with their reference.
+// PaymentChangeRefunded records the change paid back: by the rail (with
+// ResolvedBy, the operator who found the rail's payment on its provider's
+// statement when the rail could not account for it), or, queued, by an
+// operator by hand (ResolvedBy) with their reference.
 type PaymentChangeRefunded struct {
 	PayoutID   string    `json:"payoutId"`
 	ResolvedBy string    `json:"resolvedBy,omitempty"`
@@ -112,7 +114,7 @@ var (
 	_ = register(EventDef{Type: "payment.change_refund_sent", Version: 1, New: func() Event { return new(PaymentChangeRefundSent) },
 		Doc: "The payment's change is being paid back to its payer by a payout rail (recorded before the rail is called)."})
 	_ = register(EventDef{Type: "payment.change_refunded", Version: 1, New: func() Event { return new(PaymentChangeRefunded) },
-		Doc: "The payment's change was paid back to its payer, by the rail or by an operator (resolvedBy)."})
+		Doc: "The payment's change was paid back to its payer, by the rail or by an operator (resolvedBy: paid by hand, or found paid on the rail's statement)."})
 	_ = register(EventDef{Type: "payment.change_refund_queued", Version: 1, New: func() Event { return new(PaymentChangeRefundQueued) },
 		Doc: "No rail can pay the payment's change back (the payer is unknown, or no configured rail pays them, or the rail refused): it waits for an operator."})
 )
@@ -127,7 +129,7 @@ func applyChangeRefund(p Payment, e Event) Payment {
 	case PaymentChangeRefunded:
 		r := p.changeRefund()
 		r.PayoutID, r.ResolvedBy, r.Reason = e.PayoutID, e.ResolvedBy, ""
-		if e.ResolvedBy == "" {
+		if p.ChangeRefundStatus == ChangeSending { // the rail paid it (as it reported, or as an operator found): not by hand
 			r.Outcome = RefundSucceeded
 		}
 		p.ChangeRefundStatus, p.ChangeRefund, p.UpdatedAt = ChangeRefunded, &r, e.At
@@ -232,7 +234,7 @@ func DecideChangeRefundResult(p Payment, r PayoutResult) ([]Event, error) {
 // for an operator. Only a refund the rail made can be, once: one an
 // operator paid by hand, or a repeated report, decides nothing.
 func DecideChangeRefundReversal(p Payment, r PayoutReversal) ([]Event, error) {
-	if p.ChangeRefundStatus != ChangeRefunded || p.changeRefund().ResolvedBy != "" {
+	if p.ChangeRefundStatus != ChangeRefunded || p.changeRefund().Outcome != RefundSucceeded {
 		return nil, nil
 	}
 	var j journal

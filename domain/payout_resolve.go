@@ -29,16 +29,12 @@ type ResolvePayout struct {
 // longer transferring is refused: the operator must learn that the
 // payout was ended meanwhile, and by what.
 func DecideResolvePayout(p Payment, c ResolvePayout) ([]Event, error) {
-	receipt, reason := strings.TrimSpace(c.Receipt), strings.TrimSpace(c.Reason)
-	switch {
-	case p.Status != StatusTransferring:
+	if p.Status != StatusTransferring {
 		return nil, Errorf(Conflict, "payment_not_transferring", "payment %s is %s, not transferring: its payout has an outcome", p.ID, p.Status)
-	case c.By == "":
-		return nil, Invalidf("actor", "a payout's resolution names its operator")
-	case c.Paid && receipt == "":
-		return nil, Invalidf("receipt", "a paid payout names the provider's receipt")
-	case !c.Paid && reason == "":
-		return nil, Invalidf("reason", "an unpaid payout names why it was not paid")
+	}
+	receipt, reason, err := c.outcome()
+	if err != nil {
+		return nil, err
 	}
 	at := c.Now.UTC().Truncate(time.Millisecond)
 	if !c.Paid {
@@ -48,4 +44,81 @@ func DecideResolvePayout(p Payment, c ResolvePayout) ([]Event, error) {
 	return []Event{PaymentSucceeded{AmountSettled: p.PayoutAmount, PayoutID: receipt, ResolvedBy: c.By, At: at, Postings: settlementPostings(p),
 		Message: fmt.Sprintf("Settled %s to the recipient, as %s found at the provider (receipt %s)",
 			FormatAmount(p.PayoutAmount, p.DestinationUnit()), c.By, receipt)}}, nil
+}
+
+// outcome is c's receipt and reason, trimmed, or why c is not an
+// operator's outcome.
+func (c ResolvePayout) outcome() (receipt, reason string, err error) {
+	receipt, reason = strings.TrimSpace(c.Receipt), strings.TrimSpace(c.Reason)
+	switch {
+	case c.By == "":
+		return "", "", Invalidf("actor", "a payout's resolution names its operator")
+	case c.Paid && receipt == "":
+		return "", "", Invalidf("receipt", "a paid payout names the provider's receipt")
+	case !c.Paid && reason == "":
+		return "", "", Invalidf("reason", "an unpaid payout names why it was not paid")
+	}
+	return receipt, reason, nil
+}
+
+// A refund (a payment's change, returned unmatched funds) is a payout
+// too, under its own key, and its provider can lose it the same way: the
+// rail's row stays pending and the refund stays sending. The operator
+// ends it as a payout, with the same command: paid, the refund is made
+// (the rail's receipt as its payoutId, the money leaving through the
+// rail's account, as the rail would have recorded it: the rail did pay);
+// not paid, it was refused, as a refund the rail refused is. The refund's
+// Outcome is the rail's either way, which reconciliation compares with
+// the provider's statement. Recording the same outcome again (the
+// command repeated after a failure) decides nothing; another is refused.
+
+// notMade is the reason recorded for a refund the operator found the rail
+// did not make.
+func notMade(c ResolvePayout, reason string) string {
+	return fmt.Sprintf("not made, as %s found at the provider: %s", c.By, reason)
+}
+
+// DecideResolveChangeRefundPayout ends p's change refund, sent to a rail
+// that cannot account for it, as the operator found it at the provider:
+// refunded, or queued for an operator to pay by hand.
+func DecideResolveChangeRefundPayout(p Payment, c ResolvePayout) ([]Event, error) {
+	receipt, reason, err := c.outcome()
+	r := p.changeRefund()
+	switch {
+	case err != nil:
+		return nil, err
+	case c.Paid && r.Outcome == RefundSucceeded && r.PayoutID == receipt, !c.Paid && r.Outcome == RefundFailed:
+		return nil, nil
+	case p.ChangeRefundStatus != ChangeSending:
+		return nil, Errorf(Conflict, "change_refund_not_sending", "payment %s's change refund is %s, not being sent: its rail has an outcome",
+			p.ID, orNone(p.ChangeRefundStatus))
+	}
+	at := c.Now.UTC().Truncate(time.Millisecond)
+	if !c.Paid {
+		return []Event{PaymentChangeRefundQueued{Reason: notMade(c, reason), At: at}}, nil
+	}
+	return []Event{PaymentChangeRefunded{PayoutID: receipt, ResolvedBy: c.By, At: at,
+		Postings: changeRefundPostings(p, ExternalAccount(r.Rail))}}, nil
+}
+
+// DecideResolveReturnPayout ends u's return, sent to a rail that cannot
+// account for it, as the operator found it at the provider: returned, or
+// refused (left to the operator to send by hand).
+func DecideResolveReturnPayout(u UnmatchedFunds, c ResolvePayout) ([]Event, error) {
+	receipt, reason, err := c.outcome()
+	r := u.payerReturn()
+	switch {
+	case err != nil:
+		return nil, err
+	case c.Paid && r.Outcome == RefundSucceeded && r.PayoutID == receipt, !c.Paid && r.Outcome == RefundFailed:
+		return nil, nil
+	case !u.ReturnSending():
+		return nil, Errorf(Conflict, "return_not_sending", "unmatched funds %s are %s and their return is not being sent: its rail has an outcome",
+			u.ID, u.Status)
+	}
+	at := c.Now.UTC().Truncate(time.Millisecond)
+	if !c.Paid {
+		return []Event{UnmatchedFundsReturnRefused{Reason: notMade(c, reason), At: at}}, nil
+	}
+	return []Event{UnmatchedFundsReturned{PayoutID: receipt, ResolvedBy: c.By, At: at, Postings: returnPostings(u)}}, nil
 }

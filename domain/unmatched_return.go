@@ -29,11 +29,14 @@ type UnmatchedFundsReturnSent struct {
 }
 
 // UnmatchedFundsReturned records the funds paid back to the payer by the
-// rail: they leave refunds_payable through the rail's account.
+// rail: they leave refunds_payable through the rail's account. ResolvedBy
+// is the operator who found the return on the provider's statement when
+// the rail could not account for it.
 type UnmatchedFundsReturned struct {
-	PayoutID string    `json:"payoutId"`
-	Postings []Posting `json:"postings,omitempty"` // double entry, balanced per currency
-	At       time.Time `json:"at"`
+	PayoutID   string    `json:"payoutId"`
+	ResolvedBy string    `json:"resolvedBy,omitempty"`
+	Postings   []Posting `json:"postings,omitempty"` // double entry, balanced per currency
+	At         time.Time `json:"at"`
 }
 
 // UnmatchedFundsReturnRefused records a return the rail refused: the funds
@@ -51,7 +54,7 @@ var (
 	_ = register(EventDef{Type: "unmatched_funds.return_sent", Version: 1, New: func() Event { return new(UnmatchedFundsReturnSent) },
 		Doc: "Unmatched funds marked for return are being paid back to the payer by a payout rail (recorded before the rail is called)."})
 	_ = register(EventDef{Type: "unmatched_funds.returned", Version: 1, New: func() Event { return new(UnmatchedFundsReturned) },
-		Doc: "The payout rail paid unmatched funds back to the payer."})
+		Doc: "The payout rail paid unmatched funds back to the payer (as its provider reported, or as an operator found it on the provider's statement: resolvedBy)."})
 	_ = register(EventDef{Type: "unmatched_funds.return_refused", Version: 1, New: func() Event { return new(UnmatchedFundsReturnRefused) },
 		Doc: "The payout rail refused to pay unmatched funds back; they stay owed for the operator to send by hand."})
 )
@@ -66,7 +69,7 @@ func applyReturn(u UnmatchedFunds, e Event) UnmatchedFunds {
 		u.Return, u.UpdatedAt = &PayerRefund{Rail: e.Rail, IdempotencyKey: e.IdempotencyKey}, e.At
 	case UnmatchedFundsReturned:
 		r := u.payerReturn()
-		r.PayoutID, r.Outcome = e.PayoutID, RefundSucceeded
+		r.PayoutID, r.ResolvedBy, r.Outcome = e.PayoutID, e.ResolvedBy, RefundSucceeded
 		u.Status, u.Return, u.UpdatedAt = UnmatchedReturned, &r, e.At
 	case UnmatchedFundsReturnRefused:
 		r := u.payerReturn()
@@ -133,7 +136,13 @@ func DecideReturnResult(u UnmatchedFunds, r PayoutResult) ([]Event, error) {
 	if r.Rejected {
 		return []Event{UnmatchedFundsReturnRefused{Reason: "the payout rail refused the return: " + r.Reason, At: at}}, nil
 	}
+	return []Event{UnmatchedFundsReturned{PayoutID: r.PayoutID, Postings: returnPostings(u), At: at}}, nil
+}
+
+// returnPostings: the funds owed leave refunds_payable through the rail's
+// account.
+func returnPostings(u UnmatchedFunds) []Posting {
 	var j journal
-	j.move(u.Currency, u.Amount, AccountRefunds, ExternalAccount(u.Return.Rail))
-	return []Event{UnmatchedFundsReturned{PayoutID: r.PayoutID, Postings: j, At: at}}, nil
+	j.move(u.Currency, u.Amount, AccountRefunds, ExternalAccount(u.payerReturn().Rail))
+	return j
 }

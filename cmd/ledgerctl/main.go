@@ -98,9 +98,10 @@ func commands() []command {
 		{"reconcile resolve", "reconcile resolve BREAK_ID --reason TEXT [--by NAME]",
 			"close an open reconciliation break, recording why and who", reconcileResolve},
 		{"payouts stuck", "payouts stuck [--older D] [--json]",
-			"payouts a provider (M-Pesa, Paystack) holds without an outcome, asked for at least D ago (15m): the lost alert's and pending transfers' list", payoutsStuck},
-		{"payouts resolve", "payouts resolve PAYMENT_ID (--paid RECEIPT | --failed REASON) [--by NAME]",
-			"end a transferring payment whose payout the provider cannot account for, as its statement shows: paid, or failed and refunded", payoutsResolve},
+			"payouts and refunds a provider (M-Pesa, Paystack) holds without an outcome, asked for at least D ago (15m), by key: the lost alert's and pending transfers' list", payoutsStuck},
+		{"payouts resolve", "payouts resolve KEY (--paid RECEIPT | --failed REASON) [--by NAME]",
+			"end a payout the provider cannot account for, as its statement shows, by the key payouts stuck lists: a payment id (paid, or failed and refunded), change-PAYMENT_ID (change refunded, or queued), return-UNMATCHED_ID (returned, or refused)",
+			payoutsResolve},
 		{"projections rebuild", "projections rebuild [NAME] [--json]",
 			"rebuild read models (all, or " + strings.Join(rebuild.GroupNames()[1:], ", ") +
 				") from the first event into shadow tables, swapped in while ledgerd serves",

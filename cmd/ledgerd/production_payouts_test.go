@@ -52,18 +52,10 @@ func TestProductionMPesaLostPayoutResolvedByOperator(t *testing.T) {
 		t.Fatalf("got %d B2C payments, want none: a request answered 500 is never sent again", n)
 	}
 
-	refused := func(why string, args ...string) {
-		t.Helper()
-		if out, stderr, err := p.s.tryLedgerctl(t, append([]string{"payouts", "resolve"}, args...)...); err == nil {
-			t.Fatalf("payouts resolve %v (%s): got %s, want a refusal", args, why, out)
-		} else if !strings.Contains(string(stderr), "ledgerctl:") {
-			t.Fatalf("payouts resolve %v (%s): got %v %s", args, why, err, stderr)
-		}
-	}
-	refused("no outcome", paid, "--by", "amina")
-	refused("both outcomes", paid, "--paid", "SLK1", "--failed", "x", "--by", "amina")
-	refused("no payout", uuid.NewString(), "--paid", "SLK1", "--by", "amina")
-	refused("a blank receipt", paid, "--paid", " ", "--by", "amina")
+	p.s.resolveRefused(t, "no outcome", paid, "--by", "amina")
+	p.s.resolveRefused(t, "both outcomes", paid, "--paid", "SLK1", "--failed", "x", "--by", "amina")
+	p.s.resolveRefused(t, "no payout", uuid.NewString(), "--paid", "SLK1", "--by", "amina")
+	p.s.resolveRefused(t, "a blank receipt", paid, "--paid", " ", "--by", "amina")
 
 	var res struct {
 		Payout  struct{ Status, Receipt, Reason string }
@@ -78,8 +70,8 @@ func TestProductionMPesaLostPayoutResolvedByOperator(t *testing.T) {
 		t.Fatalf("resolve --failed: got %+v", res)
 	}
 	// Ended, each refuses another outcome, and the list is empty.
-	refused("resolved already", paid, "--failed", "x", "--by", "amina")
-	refused("resolved already", unpaid, "--failed", "not on the B2C statement", "--by", "amina")
+	p.s.resolveRefused(t, "resolved already", paid, "--failed", "x", "--by", "amina")
+	p.s.resolveRefused(t, "resolved already", unpaid, "--failed", "not on the B2C statement", "--by", "amina")
 	mustDecode(t, p.s.ledgerctl(t, "payouts", "stuck", "--older", "0s", "--json"), &stuck)
 	if len(stuck) != 0 {
 		t.Fatalf("payouts stuck after resolving: got %+v", stuck)
@@ -90,23 +82,40 @@ func TestProductionMPesaLostPayoutResolvedByOperator(t *testing.T) {
 		if id == paid && got["amountSettled"] == nil {
 			t.Errorf("payment %s: got %v settled, want the payout amount", id, got["amountSettled"])
 		}
-		var events struct {
-			Items []struct {
-				Type, Actor string
-				Data        json.RawMessage
-			}
-		}
-		mustDecode(t, mustOK(t, p.s.call(t, http.MethodGet, "/payments/"+id+"/events", p.tok, "")), &events)
-		last := events.Items[len(events.Items)-1]
 		var data struct{ ResolvedBy string }
-		if err := json.Unmarshal(last.Data, &data); err != nil {
-			t.Fatal(err)
-		}
+		last := p.lastEvent(t, id, &data)
 		if last.Type != want || last.Actor != "operator:amina" || data.ResolvedBy != "operator:amina" {
 			t.Errorf("payment %s: last event %s by %q (resolvedBy %q), want %s by operator:amina", id, last.Type, last.Actor, data.ResolvedBy, want)
 		}
 	}
 	p.s.ledgerctl(t, "audit", "verify")
+}
+
+// paymentEvent is a payment's event as GET /payments/{id}/events shows it.
+type paymentEvent struct {
+	Type, Actor string
+	Data        json.RawMessage
+}
+
+// lastEvent is payment id's last event, its data decoded into data.
+func (p paymentSetup) lastEvent(t *testing.T, id string, data any) paymentEvent {
+	t.Helper()
+	var events struct{ Items []paymentEvent }
+	mustDecode(t, mustOK(t, p.s.call(t, http.MethodGet, "/payments/"+id+"/events", p.tok, "")), &events)
+	last := events.Items[len(events.Items)-1]
+	mustDecode(t, last.Data, data)
+	return last
+}
+
+// resolveRefused runs ledgerctl payouts resolve with args, which must be
+// refused (why) with ledgerctl's error.
+func (s *testServer) resolveRefused(t *testing.T, why string, args ...string) {
+	t.Helper()
+	if out, stderr, err := s.tryLedgerctl(t, append([]string{"payouts", "resolve"}, args...)...); err == nil {
+		t.Fatalf("payouts resolve %v (%s): got %s, want a refusal", args, why, out)
+	} else if !strings.Contains(string(stderr), "ledgerctl:") {
+		t.Fatalf("payouts resolve %v (%s): got %v %s", args, why, err, stderr)
+	}
 }
 
 // waitUntil waits for cond, failing after 30 s.

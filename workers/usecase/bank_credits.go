@@ -186,6 +186,17 @@ func (l *Ledger) ReturnUnmatched(ctx context.Context, id uuid.UUID, by string, m
 	})
 }
 
+// ResolveReturnPayout ends the return of unmatched funds its rail cannot
+// account for, as an operator found it at the provider
+// (domain.DecideResolveReturnPayout); the caller records the same outcome
+// on the payout rail's books first.
+func (l *Ledger) ResolveReturnPayout(ctx context.Context, id uuid.UUID, c domain.ResolvePayout, meta domain.Metadata) (domain.UnmatchedFunds, error) {
+	return l.ExecuteUnmatched(ctx, id, meta, func(u domain.UnmatchedFunds) ([]domain.Event, error) {
+		c.Now = time.Now()
+		return domain.DecideResolveReturnPayout(u, c)
+	})
+}
+
 // ExecuteUnmatched runs a command on an unmatched item's stream, in the
 // books of whichever tenant holds it.
 func (l *Ledger) ExecuteUnmatched(ctx context.Context, id uuid.UUID, meta domain.Metadata,

@@ -123,6 +123,18 @@ func (l *Ledger) ResolvePayout(ctx context.Context, ref domain.StreamRef, c doma
 	})
 }
 
+// ResolveChangeRefundPayout ends a payment's change refund its rail cannot
+// account for, as an operator found it at the provider
+// (domain.DecideResolveChangeRefundPayout); the caller records the same
+// outcome on the payout rail's books first.
+func (l *Ledger) ResolveChangeRefundPayout(ctx context.Context, ref domain.StreamRef, c domain.ResolvePayout,
+	meta domain.Metadata) (domain.PaymentSnapshot, error) {
+	return l.ExecutePayment(ctx, ref, meta, func(p domain.Payment) ([]domain.Event, error) {
+		c.Now = time.Now()
+		return domain.DecideResolveChangeRefundPayout(p, c)
+	})
+}
+
 // ResolveChangeRefund records a payment's queued change refund as paid by
 // hand by an operator (domain.DecideResolveChangeRefund), whoever's the
 // payment is.

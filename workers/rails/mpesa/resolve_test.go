@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/ledger/ledger/workers/rails/mpesa/mpesatest"
 	"github.com/ledger/ledger/workers/rails/payout"
@@ -17,14 +18,20 @@ import (
 // TestResolveStuck: a payout whose B2C request got a 500 is listed as
 // stuck and takes the operator's outcome once, which the next call of the
 // payout answers; a B2C result that later says otherwise moves nothing.
+// The same payment's change refund, answered 500 too, is resolved by its
+// own key, apart from the payout.
 func TestResolveStuck(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	e.fake.SetFault("/mpesa/b2c/v3/paymentrequest", mpesatest.Fault{Status500: 1})
+	e.fake.SetFault("/mpesa/b2c/v3/paymentrequest", mpesatest.Fault{Status500: 2})
 	r := e.payoutRequest("1000")
-	if _, err := e.rail.Payout(ctx, r); err == nil {
-		t.Fatal("a 500 was taken as an answer")
+	refund := r
+	refund.IdempotencyKey, refund.Refund, refund.Amount = "change-"+r.PaymentID.String(), true, decimal.NewFromInt(50)
+	for _, req := range []payout.Request{r, refund} {
+		if _, err := e.rail.Payout(ctx, req); err == nil {
+			t.Fatalf("%s: a 500 was taken as an answer", req.IdempotencyKey)
+		}
 	}
 	// Stored, never asked for: not stuck, the next call sends it.
 	fresh := e.payoutRequest("700")
@@ -33,26 +40,34 @@ func TestResolveStuck(t *testing.T) {
 		t.Fatal(err)
 	}
 	stuck, err := Payouts.Stuck(ctx, e.pool, time.Now().Add(time.Minute))
-	if err != nil || len(stuck) != 1 || stuck[0].PaymentID != r.PaymentID || stuck[0].Acknowledged || stuck[0].Amount.IntPart() != 1000 {
-		t.Fatalf("got %+v, %v; want the payout answered 500, unacknowledged", stuck, err)
+	if err != nil || len(stuck) != 2 || stuck[0].PaymentID != r.PaymentID || stuck[0].Acknowledged || stuck[0].Amount.IntPart() != 1000 ||
+		stuck[1].Reference != refund.IdempotencyKey || stuck[1].PaymentID != r.PaymentID || stuck[1].Amount.IntPart() != 50 {
+		t.Fatalf("got %+v, %v; want the payout and the refund answered 500, unacknowledged", stuck, err)
+	}
+	if s, err := Payouts.Resolve(ctx, e.pool, refund.IdempotencyKey, payout.Resolution{Paid: true, Receipt: "SLK7"}); err != nil ||
+		s.Status != "success" || s.Reference != refund.IdempotencyKey {
+		t.Fatalf("the refund: got %+v, %v", s, err)
+	}
+	if out, err := e.rail.Payout(ctx, refund); err != nil || out.Rejected || out.PayoutID != "SLK7" {
+		t.Fatalf("the refund: got %+v, %v; want the operator's outcome", out, err)
 	}
 	if stuck, _ := Payouts.Stuck(ctx, e.pool, time.Now().Add(-time.Hour)); len(stuck) != 0 {
 		t.Fatalf("got %+v asked for over an hour ago, want none", stuck)
 	}
-	for _, id := range []uuid.UUID{fresh.PaymentID, uuid.New()} {
-		if _, err := Payouts.Resolve(ctx, e.pool, id, payout.Resolution{Reason: "x"}); !errors.Is(err, payout.ErrNotStuck) {
-			t.Fatalf("payment %s: got %v, want ErrNotStuck", id, err)
+	for _, key := range []string{fresh.IdempotencyKey, uuid.NewString()} {
+		if _, err := Payouts.Resolve(ctx, e.pool, key, payout.Resolution{Reason: "x"}); !errors.Is(err, payout.ErrNotStuck) {
+			t.Fatalf("%s: got %v, want ErrNotStuck", key, err)
 		}
 	}
 
 	failed := payout.Resolution{Reason: "not on the B2C statement"}
-	if s, err := Payouts.Resolve(ctx, e.pool, r.PaymentID, failed); err != nil || s.Status != "failed" || s.Reason != failed.Reason {
+	if s, err := Payouts.Resolve(ctx, e.pool, r.IdempotencyKey, failed); err != nil || s.Status != "failed" || s.Reason != failed.Reason {
 		t.Fatalf("got %+v, %v", s, err)
 	}
-	if _, err := Payouts.Resolve(ctx, e.pool, r.PaymentID, failed); err != nil {
+	if _, err := Payouts.Resolve(ctx, e.pool, r.IdempotencyKey, failed); err != nil {
 		t.Fatalf("the same outcome again: %v, want it answered", err)
 	}
-	if _, err := Payouts.Resolve(ctx, e.pool, r.PaymentID, payout.Resolution{Paid: true, Receipt: "SLK1"}); !errors.Is(err, payout.ErrNotStuck) {
+	if _, err := Payouts.Resolve(ctx, e.pool, r.IdempotencyKey, payout.Resolution{Paid: true, Receipt: "SLK1"}); !errors.Is(err, payout.ErrNotStuck) {
 		t.Fatalf("another outcome: got %v, want ErrNotStuck", err)
 	}
 	if out, err := e.rail.Payout(ctx, r); err != nil || !out.Rejected || out.Reason != failed.Reason {

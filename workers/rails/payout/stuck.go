@@ -9,16 +9,20 @@ import (
 )
 
 // Stuck is a payout asked of its provider that the provider has not
-// ended: its payment stays transferring. Most end by themselves (a
+// ended: its payment stays transferring (a refund, a payout under its own
+// key, stays sending). Most end by themselves (a
 // result, a webhook, the stalled-payment sweep's query); one the provider
 // cannot account for (a request whose answer was lost and that it does
 // not know, a transfer held for an OTP) waits for an operator, who checks
 // the provider's own statement and resolves it (Resolution).
 type Stuck struct {
-	Provider     string          `json:"provider"` // mpesa or paystack
-	PaymentID    uuid.UUID       `json:"paymentId"`
-	TenantID     uuid.UUID       `json:"tenantId"`
-	Reference    string          `json:"reference"` // what the provider knows it by: OriginatorConversationID, transfer reference
+	Provider  string    `json:"provider"`  // mpesa or paystack
+	PaymentID uuid.UUID `json:"paymentId"` // a return's: the unmatched funds' id
+	TenantID  uuid.UUID `json:"tenantId"`
+	// Reference is the payout's key, as the provider knows it
+	// (OriginatorConversationID, transfer reference): the payment id, or a
+	// refund's own, change-<payment id> or return-<unmatched funds id>.
+	Reference    string          `json:"reference"`
 	Amount       decimal.Decimal `json:"amount"`
 	Currency     string          `json:"currency"`
 	Acknowledged bool            `json:"acknowledged"`         // the provider answered the request (M-Pesa's ConversationID, Paystack's transfer code)
@@ -41,6 +45,6 @@ type Resolution struct {
 }
 
 // ErrNotStuck is returned for a payout its rail does not hold pending:
-// there is none for the payment, it was never asked for, or it has an
+// there is none under the key, it was never asked for, or it has an
 // outcome already (other than the one being recorded).
-var ErrNotStuck = errors.New("no pending payout of this payment at the provider")
+var ErrNotStuck = errors.New("no pending payout under this key at the provider")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -17,7 +16,7 @@ import (
 type Table struct {
 	Noun    string // the payout as the operator reads it: "M-Pesa payout", "Paystack transfer"
 	Name    string // the table, with posted, status, reason, created_at and updated_at columns
-	Key     string // the column holding the payout's idempotency key, the payment's id
+	Key     string // the column holding the payout's idempotency key: the payment's id, or a refund's own key (change-…, return-…)
 	Columns string // what Scan reads, in its order
 	// SetReceipt assigns the operator's receipt, $3, to the row.
 	SetReceipt string
@@ -40,39 +39,39 @@ func (t Table) Stuck(ctx context.Context, db *pgxpool.Pool, before time.Time) ([
 	return out, nil
 }
 
-// Resolve records an operator's outcome on the payment's pending payout,
-// which every later call of the payout then answers. The same outcome
-// recorded again (the resolution repeated after its payment could not be
-// ended) answers the row as it is; any other is ErrNotStuck.
-func (t Table) Resolve(ctx context.Context, db *pgxpool.Pool, paymentID uuid.UUID, r Resolution) (Stuck, error) {
+// Resolve records an operator's outcome on the pending payout under key,
+// which every later call of that key then answers. The same outcome
+// recorded again (the resolution repeated after its payment or refund
+// could not be ended) answers the row as it is; any other is ErrNotStuck.
+func (t Table) Resolve(ctx context.Context, db *pgxpool.Pool, key string, r Resolution) (Stuck, error) {
 	status, receipt, reason := "failed", "", r.Reason
 	if r.Paid {
 		status, receipt, reason = "success", r.Receipt, ""
 	}
 	s, err := t.Scan(db.QueryRow(ctx, `UPDATE `+t.Name+` SET status = $2, `+t.SetReceipt+`, reason = $4, updated_at = now()
-		WHERE `+t.Key+` = $1 AND posted AND status = 'pending' RETURNING `+t.Columns, paymentID.String(), status, receipt, reason))
+		WHERE `+t.Key+` = $1 AND posted AND status = 'pending' RETURNING `+t.Columns, key, status, receipt, reason))
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return s, err
 	}
-	s, found, err := t.Find(ctx, db, paymentID)
+	s, found, err := t.Find(ctx, db, key)
 	switch {
 	case err != nil:
 		return s, err
 	case !found:
-		return s, fmt.Errorf("payment %s has no %s: %w", paymentID, t.Noun, ErrNotStuck)
+		return s, fmt.Errorf("no %s under %s: %w", t.Noun, key, ErrNotStuck)
 	case s.Status == status && (r.Paid && s.Receipt == receipt || !r.Paid && s.Reason == reason):
 		return s, nil
 	case s.Status == "pending":
-		return s, fmt.Errorf("payment %s's %s was never asked for: %w", paymentID, t.Noun, ErrNotStuck)
+		return s, fmt.Errorf("the %s under %s was never asked for: %w", t.Noun, key, ErrNotStuck)
 	}
-	return s, fmt.Errorf("payment %s's %s is %s already (receipt %q, reason %q): %w", paymentID, t.Noun, s.Status, s.Receipt, s.Reason,
+	return s, fmt.Errorf("the %s under %s is %s already (receipt %q, reason %q): %w", t.Noun, key, s.Status, s.Receipt, s.Reason,
 		ErrNotStuck)
 }
 
-// Find returns the payment's payout in whatever state it is, and false
-// when the payment has none.
-func (t Table) Find(ctx context.Context, db *pgxpool.Pool, paymentID uuid.UUID) (Stuck, bool, error) {
-	s, err := t.Scan(db.QueryRow(ctx, `SELECT `+t.Columns+` FROM `+t.Name+` WHERE `+t.Key+` = $1`, paymentID.String()))
+// Find returns the payout under key in whatever state it is, and false
+// when there is none.
+func (t Table) Find(ctx context.Context, db *pgxpool.Pool, key string) (Stuck, bool, error) {
+	s, err := t.Scan(db.QueryRow(ctx, `SELECT `+t.Columns+` FROM `+t.Name+` WHERE `+t.Key+` = $1`, key))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, false, nil
 	}

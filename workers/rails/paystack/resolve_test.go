@@ -26,17 +26,17 @@ func TestResolveStuck(t *testing.T) {
 		stuck[0].Currency != "ZAR" {
 		t.Fatalf("got %+v, %v; want the pending ZAR 1500.25 transfer", stuck, err)
 	}
-	if _, err := Transfers.Resolve(ctx, e.pool, uuid.New(), payout.Resolution{Paid: true, Receipt: "TRF_1"}); !errors.Is(err, payout.ErrNotStuck) {
+	if _, err := Transfers.Resolve(ctx, e.pool, uuid.NewString(), payout.Resolution{Paid: true, Receipt: "TRF_1"}); !errors.Is(err, payout.ErrNotStuck) {
 		t.Fatalf("no transfer: got %v, want ErrNotStuck", err)
 	}
 	paid := payout.Resolution{Paid: true, Receipt: "TRF_operator"}
-	if s, err := Transfers.Resolve(ctx, e.pool, r.PaymentID, paid); err != nil || s.Status != "success" || s.Receipt != "TRF_operator" {
+	if s, err := Transfers.Resolve(ctx, e.pool, r.IdempotencyKey, paid); err != nil || s.Status != "success" || s.Receipt != "TRF_operator" {
 		t.Fatalf("got %+v, %v", s, err)
 	}
-	if _, err := Transfers.Resolve(ctx, e.pool, r.PaymentID, paid); err != nil {
+	if _, err := Transfers.Resolve(ctx, e.pool, r.IdempotencyKey, paid); err != nil {
 		t.Fatalf("the same outcome again: %v, want it answered", err)
 	}
-	if _, err := Transfers.Resolve(ctx, e.pool, r.PaymentID, payout.Resolution{Reason: "x"}); !errors.Is(err, payout.ErrNotStuck) {
+	if _, err := Transfers.Resolve(ctx, e.pool, r.IdempotencyKey, payout.Resolution{Reason: "x"}); !errors.Is(err, payout.ErrNotStuck) {
 		t.Fatalf("another outcome: got %v, want ErrNotStuck", err)
 	}
 	if out, err := e.rail.Payout(ctx, r); err != nil || out.Rejected || out.PayoutID != "TRF_operator" {
