@@ -237,6 +237,21 @@ func (f *fixture) bankCredits(tenant, user uuid.UUID, n int) []uuid.UUID {
 		f.t.Fatal(err)
 	}
 	f.append(excessRef, returned...)
+	// The excess goes back to its payer by the bank rail: refused on one
+	// tenant's books, paid on the next.
+	item := domain.ApplyUnmatched(domain.ApplyUnmatched(domain.UnmatchedFunds{}, excess), returned[0])
+	anyRail := func(string, string) bool { return true }
+	sent, err := domain.DecideSendReturn(item, anyRail, now)
+	if err != nil || len(sent) != 1 {
+		f.t.Fatalf("send the return: %v %v", sent, err)
+	}
+	f.append(excessRef, sent...)
+	answer, err := domain.DecideReturnResult(domain.ApplyUnmatched(item, sent[0]), domain.PayoutResult{PayoutID: "TRF_back",
+		Rejected: n%2 == 0, Reason: "account closed", Now: now})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.append(excessRef, answer...)
 
 	out, err = domain.DecideBankCredit(domain.ReceiveBankCredit{Credit: domain.BankCredit{Entry: entry("stray"),
 		Amount: decimal.NewFromInt(100), Currency: "EUR", References: []string{"LDGNOSUCHREF00"}},
@@ -341,6 +356,29 @@ func (f *fixture) tryPayment(tenant uuid.UUID, m domain.Merchant, user uuid.UUID
 		payout()
 		result(path == "failed")
 		if path == "success" {
+			// Its change goes back to a payer the rail reported, is
+			// refused, and is paid by an operator. (The fixture's prices do
+			// not drift and its payments are Lightning's, whose payers are
+			// anonymous: the deciders are shown an M-Pesa payer owed change.)
+			refund := func(decide func(domain.Payment) ([]domain.Event, error)) {
+				step(func(p domain.Payment) ([]domain.Event, error) {
+					if p.ChangeRefundStatus == domain.ChangeNone {
+						p.ChangeRefundStatus = domain.ChangePending
+					}
+					p.Funding, p.Payer = domain.FundingMomo, &domain.Payer{PhoneNumber: "+254712345678"}
+					return decide(p)
+				})
+			}
+			refund(func(p domain.Payment) ([]domain.Event, error) {
+				return domain.DecideSendChangeRefund(p, domain.SendChangeRefund{Rails: func(string, string) bool { return true },
+					Now: time.Now()})
+			})
+			refund(func(p domain.Payment) ([]domain.Event, error) {
+				return domain.DecideChangeRefundResult(p, domain.PayoutResult{Rejected: true, Reason: "not registered", Now: time.Now()})
+			})
+			refund(func(p domain.Payment) ([]domain.Event, error) {
+				return domain.DecideResolveChangeRefund(p, domain.ResolveChangeRefund{Reference: "BANK-1", By: "operator:ann", Now: time.Now()})
+			})
 			step(func(p domain.Payment) ([]domain.Event, error) {
 				return domain.DecidePayoutReversal(p, domain.PayoutReversal{PayoutID: "po_" + id.String(), Reason: "account closed", Now: time.Now()})
 			})
