@@ -47,3 +47,40 @@ type BalanceComparison struct {
 	LedgerClosing   decimal.Decimal `json:"ledgerClosing"`
 	Agrees          bool            `json:"agrees"`
 }
+
+// ReconciliationRun is one reconciliation of a rail and window, scheduled
+// (LEDGER_RECONCILE_AT) or asked for (ledgerctl reconcile): an
+// operational record, not an event (the breaks it finds are events).
+type ReconciliationRun struct {
+	Rail      string
+	From, To  time.Time
+	Scheduled bool
+	By        string     // who ran it: the schedule, or the operator who asked
+	Since     time.Time  // when the schedule claimed it, or the operator asked
+	Started   *time.Time // nil while a request waits for a ledgerd to take it
+	Finished  *time.Time // nil while it runs, or after its process died
+	Error     string     // why a requested run failed (a failed scheduled run is tried again)
+	Report    *ReconciliationReport
+}
+
+// Run statuses, as ReconciliationRun.Status says them.
+const (
+	RunWaiting  = "waiting"
+	RunRunning  = "running"
+	RunFailed   = "failed"
+	RunFinished = "finished"
+)
+
+// Status is where the run is: waiting for a ledgerd, running, failed or
+// finished with its report.
+func (r ReconciliationRun) Status() string {
+	switch {
+	case r.Started == nil:
+		return RunWaiting
+	case r.Finished == nil:
+		return RunRunning
+	case r.Error != "" || r.Report == nil:
+		return RunFailed
+	}
+	return RunFinished
+}
