@@ -24,12 +24,12 @@ func NewHistory(pool *pgxpool.Pool) *History { return &History{pool: pool} }
 // started when claimed; a failed one gives its claim back (Schedule.release),
 // so none is stored failed.
 const latestRunsQuery = `
-	SELECT rail, window_from, window_to, true, $2::text, started_at, started_at, finished_at, '', report
+	SELECT rail, window_from, window_to, true, $2::text, started_at AS since, started_at, finished_at, '', report
 		FROM reconciliation_runs
 	UNION ALL
 	SELECT rail, window_from, window_to, false, actor, requested_at, claimed_at, finished_at, error, report
 		FROM reconciliation_requests
-	ORDER BY 6 DESC, 1, 2 DESC
+	ORDER BY since DESC, rail, window_from DESC
 	LIMIT $1`
 
 // LatestRuns returns the limit latest runs, newest first; a run that has
