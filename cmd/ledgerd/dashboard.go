@@ -18,6 +18,7 @@ import (
 	"github.com/ledger/ledger/eventstore/signin"
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
+	"github.com/ledger/ledger/workers/reconcile"
 	"github.com/ledger/ledger/workers/usecase"
 )
 
@@ -137,6 +138,7 @@ func (a *app) newDashboard(reader *projections.Reader, ledger *usecase.Ledger, a
 		Documents:   links,
 		Feed:        paymentFeed{nc: a.nc, prefix: a.cfg.NATSSubjectPrefix},
 		Breaks:      ledger,
+		Runs:        reconcile.NewHistory(a.pool),
 		Keys:        serverKeys, // the CSRF key
 	})
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/ledger/ledger/domain"
 )
 
 // dashboardUserLink is what ledgerctl dashboard-user add prints.
@@ -76,6 +78,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatalf("set the browser's time zone: %v", err)
 	}
 	s := startServer(t, nil)
+	began := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
 	acme, other := s.createTenant(t, "Acme"), s.createTenant(t, "Otherco")
 	tok, otherTok := s.tenantToken(t, acme.APIKey, acme.APISecret), s.tenantToken(t, other.APIKey, other.APISecret)
 	merchant := mustStatus(t, s.call(t, http.MethodPost, "/merchants", tok,
@@ -183,7 +186,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	screenshot(t, ctx, artifacts, "07-payments")
 
 	// Another tenant's payment and user are not there, and its events not shown.
-	for _, path := range []string{"/dashboard/payments/" + otherPayment, "/dashboard/users/" + other.OwnerUserID} {
+	// Nor are the operator's reconciliation runs.
+	for _, path := range []string{"/dashboard/payments/" + otherPayment, "/dashboard/users/" + other.OwnerUserID,
+		"/dashboard/reconciliation/runs"} {
 		browse(t, ctx, "open "+path, chromedp.Navigate(s.URL+path))
 		h1 := value(t, ctx, "read the heading", chromedp.Text(chromedp.CSS(`h1`)))
 		page := value(t, ctx, "read the page", chromedp.OuterHTML(chromedp.CSS(`html`)))
@@ -232,6 +237,29 @@ func TestDashboardInBrowser(t *testing.T) {
 	browse(t, ctx, "phone-sized payment page", chromedp.EmulateViewport(390, 844),
 		chromedp.Navigate(s.URL+"/dashboard/payments/"+payment), chromedp.WaitVisible(chromedp.CSS(`#payment-status`)))
 	screenshot(t, ctx, artifacts, "13-payment-phone")
+
+	// The operator's dashboard user, in a browser context of its own, sees
+	// a reconciliation of the day so far: the sandbox payout matched, and
+	// one made by hand at the provider a new break.
+	s.queryRow(t, `INSERT INTO sandbox_payouts (id, payment_id, idempotency_key, rail, amount, currency, destination, status, reason, created_at)
+		VALUES (gen_random_uuid(), gen_random_uuid(), 'paid-by-hand', 'BANK', 250, 'ZAR', '1234567890', 'completed', '', now()) RETURNING ''`,
+		nil, new(string))
+	s.reconcile(t, "BANK", began, time.Now().UTC().Add(time.Minute))
+	ops, cancelOps := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
+	defer cancelOps()
+	opsLink := s.addDashboardUser(t, domain.OperatorBooks.String(), "ops@operator.example")
+	signInToDashboard(t, ops, opsLink.SetPasswordURL, "ops@operator.example", password, t.TempDir())
+	browse(t, ops, "open the reconciliation runs", chromedp.Navigate(s.URL+"/dashboard/reconciliation"),
+		chromedp.Click(chromedp.CSS(`a[href="/dashboard/reconciliation/runs"]`)), chromedp.WaitVisible(chromedp.CSS(`tr.run`)))
+	screenshot(t, ops, artifacts, "14-reconciliation-runs")
+	run := value(t, ops, "read the run", chromedp.Text(chromedp.CSS(`tr.run`)))
+	for _, want := range []string{"BANK", "operator:ann", "2 / 1", "provider_only 1", "1 new"} {
+		if !strings.Contains(run, want) {
+			t.Errorf("the reconciliation run: got %q, want %q in it", run, want)
+		}
+	}
+	browse(t, ops, "sign the operator out", chromedp.Click(chromedp.CSS(`form.signout button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)))
 
 	// Signing out (here in a second tab) closes the session server-side,
 	// not only in the browser. The first tab keeps a live page open, which

@@ -213,7 +213,7 @@ func TestReconcileScheduleRunsOnce(t *testing.T) {
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
-		reports []reconcile.Report
+		reports []domain.ReconciliationReport
 	)
 	for _, sched := range []*reconcile.Schedule{s.app.reconcile, other.app.reconcile, s.app.reconcile} {
 		wg.Add(1)
@@ -281,7 +281,7 @@ func TestReconcileBalances(t *testing.T) {
 	var deposited decimal.Decimal
 	p.s.queryRow(t, `SELECT sum(amount) FROM sandbox_deposits WHERE currency = 'sats'`, nil, &deposited)
 	r := *p.s.app.requests.Reconciler
-	run := func(closing decimal.Decimal) reconcile.Report {
+	run := func(closing decimal.Decimal) domain.ReconciliationReport {
 		t.Helper()
 		r.Sources = map[string]statement.Source{"LIGHTNING": statedBalances{Source: payout.NewSandbox(p.s.app.pool, 0),
 			balances: []statement.Balance{{Rail: "LIGHTNING", Account: "node-1", Currency: "sats", Opening: decimal.Zero, Closing: closing,

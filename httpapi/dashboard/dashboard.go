@@ -3,10 +3,11 @@
 // read JSON. It signs in a tenant's dashboard users, issues and revokes API
 // keys (the secret shown once), and shows payments (live, over Server-Sent
 // Events), users, the event history, the trial balance and the unmatched
-// funds its books hold. It reads through
-// the small interfaces below, which cmd/ledgerd fills with the same read
-// models and event store the JSON API uses; every change it makes is an
-// event whose actor is the dashboard user.
+// funds its books hold; to the operator's users, the reconciliation
+// breaks and runs. It reads through the small interfaces below, which
+// cmd/ledgerd fills with the same read models and event store the JSON
+// API uses; every change it makes is an event whose actor is the
+// dashboard user.
 package dashboard
 
 import (
@@ -94,6 +95,13 @@ type Breaks interface {
 	ResolveBreak(ctx context.Context, id uuid.UUID, reason, by string, meta domain.Metadata) (domain.Break, error)
 }
 
+// Reconciliations are the latest reconciliation runs, scheduled and asked
+// for, with their reports (reconcile.History): the operator's only, as
+// the breaks are.
+type Reconciliations interface {
+	LatestRuns(ctx context.Context, limit int) ([]domain.ReconciliationRun, error)
+}
+
 // DocumentLinks signs download links of documents (the API's presigned
 // URLs). The dashboard asks only for documents it listed for the session's
 // tenant.
@@ -135,6 +143,7 @@ type Deps struct {
 	Documents   DocumentLinks
 	Feed        Feed
 	Breaks      Breaks
+	Runs        Reconciliations
 	Keys        Keys
 }
 

@@ -374,6 +374,7 @@ type harness struct {
 	payments *fakePayments
 	feed     *fakeFeed
 	breaks   *fakeBreaks
+	runs     *fakeRuns
 	reads    *tenantLog // tenants the users, events and ledger reads were asked about
 	tenant   uuid.UUID
 	now      time.Time
@@ -392,10 +393,12 @@ func newHarness(t *testing.T, creds fakeCredentials) *harness {
 		feed: &fakeFeed{ch: make(chan uuid.UUID, 4)}, reads: &tenantLog{}, cookies: map[string]*http.Cookie{}}
 	h.payments = &fakePayments{tenant: h.tenant, payments: map[uuid.UUID]domain.PaymentSnapshot{}}
 	h.breaks = newFakeBreaks()
+	h.runs = &fakeRuns{}
 	h.accounts.add(h.tenant, testEmail, testPassword, "")
 	h.d = New(Config{SecureCookies: true}, Deps{Log: slog.New(slog.DiscardHandler), Accounts: h.accounts,
 		Credentials: creds, Payments: h.payments, Users: fakeUsers{h.reads}, Events: fakeEvents{h.reads},
-		Ledger: fakeLedger{h.reads}, Documents: fakeLinks{}, Feed: h.feed, Secrets: fakeSecrets{}, Keys: fakeKeys{}, Breaks: h.breaks})
+		Ledger: fakeLedger{h.reads}, Documents: fakeLinks{}, Feed: h.feed, Secrets: fakeSecrets{}, Keys: fakeKeys{}, Breaks: h.breaks,
+		Runs: h.runs})
 	h.d.now = func() time.Time { return h.now }
 	return h
 }

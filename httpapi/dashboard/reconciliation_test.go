@@ -86,15 +86,10 @@ func TestReconciliationPage(t *testing.T) {
 		t.Errorf("a tenant's user resolving: got %d, want 404", rec.Code)
 	}
 
-	opsID := h.accounts.add(domain.OperatorBooks, "ops@operator.example", testPassword, "")
-	h.cookies = map[string]*http.Cookie{}
-	rec := h.post("/dashboard/sign-in", url.Values{"email": {"ops@operator.example"}, "password": {testPassword}}, true)
-	if rec.Code != http.StatusSeeOther {
-		t.Fatalf("operator sign in: got %d (%s)", rec.Code, body(rec))
-	}
+	opsID := h.signInOperator()
 	page := body(h.get("/dashboard/reconciliation"))
 	for _, want := range []string{"pay-off-by-a-cent", "out 10.01 ZAR, success", "out 10.00 ZAR, success", `aria-current="page">Reconciliation`,
-		`action="/dashboard/reconciliation/` + open.String() + `/resolve"`} {
+		`action="/dashboard/reconciliation/` + open.String() + `/resolve"`, `href="/dashboard/reconciliation/runs"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the open breaks lack %q", want)
 		}
@@ -115,7 +110,7 @@ func TestReconciliationPage(t *testing.T) {
 	if h.breaks.breaks[0].Status != domain.BreakOpen {
 		t.Fatal("a refused resolution changed the break")
 	}
-	rec = h.post("/dashboard/reconciliation/"+open.String()+"/resolve", url.Values{"reason": {"bank fee, booked by hand"}}, true)
+	rec := h.post("/dashboard/reconciliation/"+open.String()+"/resolve", url.Values{"reason": {"bank fee, booked by hand"}}, true)
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/dashboard/reconciliation" {
 		t.Fatalf("resolve: got %d to %q (%s)", rec.Code, rec.Header().Get("Location"), body(rec))
 	}
@@ -126,4 +121,17 @@ func TestReconciliationPage(t *testing.T) {
 	if rec := h.post("/dashboard/reconciliation/"+uuid.NewString()+"/resolve", url.Values{"reason": {"x"}}, true); rec.Code != http.StatusNotFound {
 		t.Errorf("an unknown break: got %d, want 404", rec.Code)
 	}
+}
+
+// signInOperator signs in, in place of whoever was, a new dashboard user
+// of the operator's books, and returns their id.
+func (h *harness) signInOperator() uuid.UUID {
+	h.t.Helper()
+	id := h.accounts.add(domain.OperatorBooks, "ops@operator.example", testPassword, "")
+	h.cookies = map[string]*http.Cookie{}
+	rec := h.post("/dashboard/sign-in", url.Values{"email": {"ops@operator.example"}, "password": {testPassword}}, true)
+	if rec.Code != http.StatusSeeOther {
+		h.t.Fatalf("operator sign in: got %d (%s)", rec.Code, body(rec))
+	}
+	return id
 }

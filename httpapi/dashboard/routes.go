@@ -28,6 +28,7 @@ func (d *Dashboard) routes() *http.ServeMux {
 	m.Handle("GET /dashboard/balances", d.signedIn(d.handle(d.balancesPage)))
 	m.Handle("GET /dashboard/unmatched", d.signedIn(d.handle(d.unmatchedPage)))
 	m.Handle("GET /dashboard/reconciliation", d.signedIn(d.handle(d.breaksPage)))
+	m.Handle("GET /dashboard/reconciliation/runs", d.signedIn(d.handle(d.runsPage)))
 	m.Handle("POST /dashboard/reconciliation/{breakId}/resolve", d.signedIn(d.form(d.resolveBreak)))
 	m.Handle("/dashboard/", d.handle(func(w http.ResponseWriter, r *http.Request) error { return errNotFound }))
 	return m

@@ -5,10 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ledger/ledger/eventstore"
-	"github.com/ledger/ledger/eventstore/storetest"
 	"github.com/ledger/ledger/eventstore/testenv"
-	"github.com/ledger/ledger/projections"
 )
 
 // The ledger's side of a window reads the money events through the partial
@@ -32,11 +29,7 @@ func TestLedgerMovementsUseTheIndex(t *testing.T) {
 	}
 
 	ctx := testenv.Context(t, 30*time.Second)
-	pool := storetest.Migrated(t, 2)
-	if err := eventstore.Migrate(ctx, pool, eventstore.MigrationSet{Component: "projections", FS: projections.Migrations},
-		eventstore.MigrationSet{Component: "reconciliation", FS: Migrations}); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
+	pool := migrated(t, ctx)
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -92,7 +92,8 @@ var ErrNotTaken = errors.New("no ledgerd took the reconciliation request: is one
 // Await waits, polling every poll, for request id's report until ctx
 // ends. A request no ledgerd took by then is withdrawn (ErrNotTaken); one
 // that is running finishes and records its breaks all the same.
-func Await(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, poll time.Duration) (Report, error) {
+func Await(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID,
+	poll time.Duration) (domain.ReconciliationReport, error) {
 	for {
 		var (
 			claimed  bool
@@ -104,13 +105,13 @@ func Await(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, poll time.Dura
 			FROM reconciliation_requests WHERE id = $1`, id).Scan(&claimed, &finished, &raw, &message)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return Report{}, withdraw(pool, id, claimed)
+			return domain.ReconciliationReport{}, withdraw(pool, id, claimed)
 		case err != nil:
-			return Report{}, fmt.Errorf("read reconciliation request %s: %w", id, err)
+			return domain.ReconciliationReport{}, fmt.Errorf("read reconciliation request %s: %w", id, err)
 		case finished && message != "":
-			return Report{}, errors.New(message)
+			return domain.ReconciliationReport{}, errors.New(message)
 		case finished:
-			var rep Report
+			var rep domain.ReconciliationReport
 			if err := json.Unmarshal(raw, &rep); err != nil {
 				return rep, fmt.Errorf("decode the report of request %s: %w", id, err)
 			}
@@ -118,7 +119,7 @@ func Await(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, poll time.Dura
 		}
 		select {
 		case <-ctx.Done():
-			return Report{}, withdraw(pool, id, claimed)
+			return domain.ReconciliationReport{}, withdraw(pool, id, claimed)
 		case <-time.After(poll):
 		}
 	}

@@ -7,9 +7,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
-
 	"github.com/ledger/ledger/domain"
 	"github.com/ledger/ledger/workers/rails/statement"
 )
@@ -28,45 +25,6 @@ type Reconciler struct {
 	Now     func() time.Time
 }
 
-// Report is what one reconciliation of a rail and window found.
-type Report struct {
-	Rail            string          `json:"rail"`
-	From            time.Time       `json:"from"`
-	To              time.Time       `json:"to"`
-	ProviderRecords int             `json:"providerRecords"`
-	LedgerRecords   int             `json:"ledgerRecords"`
-	Matched         int             `json:"matched"`
-	BreaksByKind    map[string]int  `json:"breaksByKind"` // every kind, found now whether or not recorded before
-	NewBreaks       int             `json:"newBreaks"`    // recorded by this run; the others were found before
-	Breaks          []BreakFound    `json:"breaks"`
-	Balances        []BalanceReport `json:"balances"`
-	// ProviderNearbyUnread says why the provider's records of the days
-	// around the window could not be read: a ledger record of the window
-	// dated across its edge from the provider's may then be a break.
-	ProviderNearbyUnread string `json:"providerNearbyUnread,omitempty"`
-}
-
-// BreakFound names one break a run found.
-type BreakFound struct {
-	ID     uuid.UUID `json:"id"`
-	Kind   string    `json:"kind"`
-	Ref    string    `json:"ref"`
-	New    bool      `json:"new"`
-	Status string    `json:"status"` // open, or resolved by an operator before this run
-}
-
-// BalanceReport compares a provider account's balances with the ledger's
-// account of money at the rail, at the window's two ends.
-type BalanceReport struct {
-	Account         string          `json:"account"`
-	Currency        string          `json:"currency"`
-	ProviderOpening decimal.Decimal `json:"providerOpening"`
-	LedgerOpening   decimal.Decimal `json:"ledgerOpening"`
-	ProviderClosing decimal.Decimal `json:"providerClosing"`
-	LedgerClosing   decimal.Decimal `json:"ledgerClosing"`
-	Agrees          bool            `json:"agrees"`
-}
-
 // The days around a window whose records a record of the window may pair
 // with (Side.Nearby): a movement the other side dates across midnight, a
 // bank credit imported days after its booking, or a provider that lists a
@@ -80,22 +38,25 @@ const (
 // ledger's, the provider's balances (when its source states them) against
 // the ledger's, every difference recorded as a break (once: a break found
 // before is reported, not recorded again). meta names who ran it.
-func (r *Reconciler) Run(ctx context.Context, rail string, from, to time.Time, meta domain.Metadata) (Report, error) {
+func (r *Reconciler) Run(ctx context.Context, rail string, from, to time.Time,
+	meta domain.Metadata) (domain.ReconciliationReport, error) {
 	src, ok := r.Sources[rail]
 	switch {
 	case !ok:
-		return Report{}, domain.Errorf(domain.Invalid, "rail_not_reconciled", "no statement source is configured for rail %q", rail)
+		return domain.ReconciliationReport{}, domain.Errorf(domain.Invalid, "rail_not_reconciled",
+			"no statement source is configured for rail %q", rail)
 	case !from.Before(to):
-		return Report{}, domain.Invalidf("window", "its start must be before its end")
+		return domain.ReconciliationReport{}, domain.Invalidf("window", "its start must be before its end")
 	}
 	from, to = from.UTC(), to.UTC()
 	provider, ledger, unread, err := r.sides(ctx, src, rail, from, to)
 	if err != nil {
-		return Report{}, err
+		return domain.ReconciliationReport{}, err
 	}
 	m := Match(provider, ledger)
-	rep := Report{Rail: rail, From: from, To: to, ProviderRecords: len(provider.Window), LedgerRecords: len(ledger.Window),
-		Matched: m.Matched, BreaksByKind: map[string]int{}, Breaks: []BreakFound{}, Balances: []BalanceReport{}}
+	rep := domain.ReconciliationReport{Rail: rail, From: from, To: to, ProviderRecords: len(provider.Window),
+		LedgerRecords: len(ledger.Window), Matched: m.Matched, BreaksByKind: map[string]int{}, Breaks: []domain.ReportedBreak{},
+		Balances: []domain.BalanceComparison{}}
 	if unread != nil {
 		rep.ProviderNearbyUnread = unread.Error()
 	}
@@ -107,7 +68,7 @@ func (r *Reconciler) Run(ctx context.Context, rail string, from, to time.Time, m
 	if bs, ok := src.(statement.BalanceSource); ok {
 		balances, more, err := r.compareBalances(ctx, bs, rail, from, to)
 		if err != nil {
-			return Report{}, err
+			return domain.ReconciliationReport{}, err
 		}
 		rep.Balances, findings = balances, append(findings, more...)
 	}
@@ -147,7 +108,8 @@ func ofRail(recs []statement.Record, rail string) []statement.Record {
 }
 
 // record records each break found, unless found before, and adds it to rep.
-func (r *Reconciler) record(ctx context.Context, rep *Report, findings []domain.FindBreak, meta domain.Metadata) error {
+func (r *Reconciler) record(ctx context.Context, rep *domain.ReconciliationReport, findings []domain.FindBreak,
+	meta domain.Metadata) error {
 	for _, k := range domain.BreakKinds {
 		rep.BreaksByKind[k] = 0
 	}
@@ -158,7 +120,7 @@ func (r *Reconciler) record(ctx context.Context, rep *Report, findings []domain.
 			return fmt.Errorf("record the %s break of %s %s: %w", f.Kind, f.Rail, f.Ref, err)
 		}
 		rep.BreaksByKind[f.Kind]++
-		rep.Breaks = append(rep.Breaks, BreakFound{ID: b.ID, Kind: f.Kind, Ref: f.Ref, New: isNew, Status: b.Status})
+		rep.Breaks = append(rep.Breaks, domain.ReportedBreak{ID: b.ID, Kind: f.Kind, Ref: f.Ref, New: isNew, Status: b.Status})
 		if isNew {
 			rep.NewBreaks++
 		}
@@ -170,7 +132,7 @@ func (r *Reconciler) record(ctx context.Context, rep *Report, findings []domain.
 // ledger's balance of the rail's account in its currency at the same
 // times; one that differs at either end is a break.
 func (r *Reconciler) compareBalances(ctx context.Context, src statement.BalanceSource, rail string,
-	from, to time.Time) ([]BalanceReport, []domain.FindBreak, error) {
+	from, to time.Time) ([]domain.BalanceComparison, []domain.FindBreak, error) {
 	stated, err := src.Balances(ctx, from, to)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s balances: %w", rail, err)
@@ -178,7 +140,7 @@ func (r *Reconciler) compareBalances(ctx context.Context, src statement.BalanceS
 	sort.SliceStable(stated, func(i, j int) bool {
 		return stated[i].Account+stated[i].Currency < stated[j].Account+stated[j].Currency
 	})
-	reports := []BalanceReport{}
+	reports := []domain.BalanceComparison{}
 	var findings []domain.FindBreak
 	for _, b := range stated {
 		if b.Rail != "" && b.Rail != rail {
@@ -192,7 +154,7 @@ func (r *Reconciler) compareBalances(ctx context.Context, src statement.BalanceS
 		if err != nil {
 			return nil, nil, err
 		}
-		rep := BalanceReport{Account: b.Account, Currency: b.Currency, ProviderOpening: b.Opening, LedgerOpening: opening,
+		rep := domain.BalanceComparison{Account: b.Account, Currency: b.Currency, ProviderOpening: b.Opening, LedgerOpening: opening,
 			ProviderClosing: b.Closing, LedgerClosing: closing, Agrees: b.Opening.Equal(opening) && b.Closing.Equal(closing)}
 		reports = append(reports, rep)
 		if rep.Agrees {

@@ -73,13 +73,13 @@ func poll(ctx context.Context, interval time.Duration, step func()) {
 // Due runs the windows due at now that no process has claimed: once now
 // has passed the day's time, each rail's previous day. It returns the
 // reports of the runs it made.
-func (s *Schedule) Due(ctx context.Context, now time.Time) ([]Report, error) {
+func (s *Schedule) Due(ctx context.Context, now time.Time) ([]domain.ReconciliationReport, error) {
 	midnight := now.UTC().Truncate(24 * time.Hour)
 	if now.UTC().Before(midnight.Add(s.At)) {
 		return nil, nil
 	}
 	from, to := midnight.AddDate(0, 0, -1), midnight
-	var reports []Report
+	var reports []domain.ReconciliationReport
 	var errs []error
 	for _, rail := range s.Rails {
 		claimed, err := s.claim(ctx, rail, from, to)
@@ -124,7 +124,7 @@ func (s *Schedule) claim(ctx context.Context, rail string, from, to time.Time) (
 }
 
 // finish records a run's report on its row.
-func (s *Schedule) finish(ctx context.Context, rep Report) error {
+func (s *Schedule) finish(ctx context.Context, rep domain.ReconciliationReport) error {
 	raw, err := json.Marshal(rep)
 	if err != nil {
 		return fmt.Errorf("encode the %s reconciliation report: %w", rep.Rail, err)
