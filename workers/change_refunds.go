@@ -108,7 +108,7 @@ func (w *Workers) settleChangeRefund(ctx context.Context, tenantID, paymentID uu
 // change is still pending or sending since before StalledAfter (a message
 // parked after its last delivery, a provider that never reported) and
 // runs their refund step again. The index payments_change_owed has the
-// same predicate (projections migration 0022).
+// same predicate (projections migration 0023).
 func (w *Workers) refundStalled(ctx context.Context) error {
 	list, err := w.stalledPayments(ctx, &w.stalledRefunds,
 		`status = 'success' AND state->>'changeRefundStatus' IN ('pending', 'sending')`)
