@@ -71,7 +71,6 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			h := []string{"Authorization", "Bearer " + tok}
 			if tt.contentType != "" {
 				h = append(h, "Content-Type", tt.contentType)
@@ -113,7 +112,6 @@ func TestRequestID(t *testing.T) {
 	}
 	for _, tt := range requests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			req := s.newRequest(t, tt.method, tt.path, strings.NewReader(tt.body), "Content-Type", "application/json",
 				"X-Request-Id", "req-"+tt.name[:2]+"-0042")
 			r := send(t, req)
@@ -132,7 +130,6 @@ func TestRequestID(t *testing.T) {
 		})
 	}
 	t.Run("unsafe id is replaced", func(t *testing.T) {
-		t.Parallel()
 		for _, id := range []string{"has space", strings.Repeat("a", 129), "<script>"} {
 			r := s.get(t, "/healthz", "X-Request-Id", id)
 			if got := r.Header.Get("X-Request-Id"); got == id || got == "" {
@@ -149,19 +146,16 @@ func TestServiceEndpoints(t *testing.T) {
 	s := startServer(t, nil)
 
 	t.Run("healthz", func(t *testing.T) {
-		t.Parallel()
 		if r := s.get(t, "/healthz"); r.Status != http.StatusOK || r.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("got %d %q %s, want 200 application/json", r.Status, r.Header.Get("Content-Type"), r.Body)
 		}
 	})
 	t.Run("readyz", func(t *testing.T) {
-		t.Parallel()
 		if r := s.get(t, "/readyz"); r.Status != http.StatusOK {
 			t.Errorf("got %d %s, want 200", r.Status, r.Body)
 		}
 	})
 	t.Run("metrics", func(t *testing.T) {
-		t.Parallel()
 		s.get(t, "/healthz") // so that the request counter has a sample
 		r := s.get(t, "/metrics")
 		if r.Status != http.StatusOK {
@@ -181,7 +175,6 @@ func TestServiceEndpoints(t *testing.T) {
 		}
 	})
 	t.Run("openapi.json", func(t *testing.T) {
-		t.Parallel()
 		r := s.get(t, "/openapi.json")
 		if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "application/json" {
 			t.Fatalf("got %d %q, want 200 application/json", r.Status, r.Header.Get("Content-Type"))
@@ -214,7 +207,6 @@ func TestServiceEndpoints(t *testing.T) {
 	}
 	for _, tt := range routerAnswers {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			mustProblem(t, send(t, s.newRequest(t, tt.method, tt.path, nil)), tt.status, tt.code)
 		})
 	}

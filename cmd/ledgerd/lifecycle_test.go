@@ -191,7 +191,6 @@ func TestPaymentFailedPartialAndHeld(t *testing.T) {
 	rc := newReceiver(t, "plain secret")
 
 	t.Run("rejected payout", func(t *testing.T) {
-		t.Parallel()
 		id := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":500,"reference":"r","webhookUrl":%q,"webhookSecret":%q}`,
 			failing, rc.URL, rc.secret))["id"].(string)
 		mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, `{}`), http.StatusAccepted)
@@ -204,7 +203,6 @@ func TestPaymentFailedPartialAndHeld(t *testing.T) {
 		}
 	})
 	t.Run("partial deposits", func(t *testing.T) {
-		t.Parallel()
 		created := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":800,"reference":"r"}`, p.za))
 		id := created["id"].(string)
 		sats, _ := strconv.ParseInt(created["amountBtc"].(string), 10, 64)
@@ -225,7 +223,6 @@ func TestPaymentFailedPartialAndHeld(t *testing.T) {
 			http.StatusConflict, "payment_not_awaiting_funds")
 	})
 	t.Run("document hold", func(t *testing.T) {
-		t.Parallel()
 		id := p.pay(t, p.tok, fmt.Sprintf(`{"merchantId":%q,"amount":60000,"reference":"big"}`, p.za))["id"].(string)
 		mustStatus(t, p.s.call(t, http.MethodPost, "/sandbox/payments/"+id+"/deposit", p.tok, ""), http.StatusAccepted)
 		time.Sleep(500 * time.Millisecond)

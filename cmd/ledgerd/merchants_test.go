@@ -66,7 +66,6 @@ func TestCreateMerchant(t *testing.T) {
 	} {
 		for _, by := range []struct{ kind, tok string }{{"tenant", tok}, {"user", userTok}} {
 			t.Run(tt.name+" by "+by.kind+" token", func(t *testing.T) {
-				t.Parallel()
 				created := mustStatus(t, s.call(t, http.MethodPost, "/merchants", by.tok, tt.body), http.StatusCreated)
 				checkJSON(t, "201 body", created, merchantJSON(tt.want))
 				if created["createdAt"] != created["updatedAt"] {
@@ -126,7 +125,6 @@ func TestCreateMerchantInvalid(t *testing.T) {
 		{"unknown member", `{"name":"X","country":"BTC","lnurl":"a@b.com","currency":"BTC"}`, "", "currency"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			p := mustProblem(t, s.call(t, http.MethodPost, "/merchants", tok, tt.body), http.StatusBadRequest, tt.code)
 			mustFieldError(t, p, tt.field)
 		})

@@ -68,7 +68,6 @@ func TestMomoAccounts(t *testing.T) {
 	}
 
 	t.Run("default account", func(t *testing.T) {
-		t.Parallel()
 		id, ut := newUser(t, "default@example.com")
 		call := func(method, path, body string, status int) map[string]any {
 			t.Helper()
@@ -191,7 +190,6 @@ func TestMomoAccounts(t *testing.T) {
 	})
 
 	t.Run("invalid accounts", func(t *testing.T) {
-		t.Parallel()
 		id, ut := newUser(t, "invalid@example.com")
 		for _, tt := range []struct {
 			body, code, field string
@@ -227,7 +225,6 @@ func TestMomoAccounts(t *testing.T) {
 	})
 
 	t.Run("at most ten accounts", func(t *testing.T) {
-		t.Parallel()
 		_, ut := newUser(t, "ten@example.com")
 		var p map[string]any
 		for i := range domain.MaxMomoAccounts {
@@ -243,7 +240,6 @@ func TestMomoAccounts(t *testing.T) {
 	})
 
 	t.Run("whose accounts", func(t *testing.T) {
-		t.Parallel()
 		aliceID, alice := newUser(t, "alice@example.com")
 		_, bob := newUser(t, "bob@example.com")
 		p := mustStatus(t, s.call(t, http.MethodPost, "/profile/momo", alice, momoBody("+254711111111")), http.StatusCreated)
@@ -272,7 +268,6 @@ func TestMomoAccounts(t *testing.T) {
 	})
 
 	t.Run("Idempotency-Key", func(t *testing.T) {
-		t.Parallel()
 		id, ut := newUser(t, "idem-momo@example.com")
 		key := uuid.NewString()
 		first := s.call(t, http.MethodPost, "/profile/momo", ut, momoBody("+254799999999"), "Idempotency-Key", key)

@@ -25,7 +25,6 @@ func TestProfile(t *testing.T) {
 	tok := s.tenantToken(t, tn.APIKey, tn.APISecret)
 
 	t.Run("user token", func(t *testing.T) {
-		t.Parallel()
 		u := s.createUser(t, tok, "pat@example.com", "Pat")
 		id := u["userId"].(string)
 		ut := s.userToken(t, tok, id)
@@ -70,7 +69,6 @@ func TestProfile(t *testing.T) {
 	})
 
 	t.Run("tenant token acts on the owner", func(t *testing.T) {
-		t.Parallel()
 		got := mustStatus(t, s.call(t, http.MethodGet, "/profile", tok, ""), http.StatusOK)
 		if got["id"] != tn.OwnerUserID || got["email"] != "profileco@example.com" {
 			t.Fatalf("GET /profile with a tenant token: got id %v email %v, want the owner %s", got["id"], got["email"], tn.OwnerUserID)
@@ -90,7 +88,6 @@ func TestProfile(t *testing.T) {
 	})
 
 	t.Run("rejected patches", func(t *testing.T) {
-		t.Parallel()
 		id := s.createUser(t, tok, "strict@example.com", "Strict")["userId"].(string)
 		ut := s.userToken(t, tok, id)
 		for _, tt := range []struct {
@@ -133,7 +130,6 @@ func TestProfile(t *testing.T) {
 	})
 
 	t.Run("KYC lock", func(t *testing.T) {
-		t.Parallel()
 		id := s.createUser(t, tok, "locked@example.com", "Locked")["userId"].(string)
 		ut := s.userToken(t, tok, id)
 		mustStatus(t, s.call(t, http.MethodPatch, "/profile", ut, `{"firstName":"Lee",

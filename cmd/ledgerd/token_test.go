@@ -127,7 +127,6 @@ func TestTenantToken(t *testing.T) {
 	tn := s.createTenant(t, "Acme")
 
 	t.Run("ok", func(t *testing.T) {
-		t.Parallel()
 		r := s.post(t, "/token", "", fmt.Sprintf(`{"apiKey":%q,"apiSecret":%q}`, tn.APIKey, tn.APISecret))
 		claims := checkToken(t, s, r, "tenant", tn.TenantID, "", time.Hour)
 		if claims["azp"] != tn.APIKey {
@@ -135,7 +134,6 @@ func TestTenantToken(t *testing.T) {
 		}
 	})
 	t.Run("two tokens have distinct jti", func(t *testing.T) {
-		t.Parallel()
 		_, a := decodeJWT(t, s.tenantToken(t, tn.APIKey, tn.APISecret))
 		_, b := decodeJWT(t, s.tenantToken(t, tn.APIKey, tn.APISecret))
 		if a["jti"] == b["jti"] {
@@ -152,7 +150,6 @@ func TestTenantToken(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			mustProblem(t, s.post(t, "/token", "", tt.body), http.StatusUnauthorized, "invalid_credentials")
 		})
 	}
@@ -167,7 +164,6 @@ func TestTenantToken(t *testing.T) {
 	}
 	for _, tt := range missing {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			p := mustProblem(t, s.post(t, "/token", "", tt.body), http.StatusBadRequest, "validation_failed")
 			mustFieldError(t, p, tt.field)
 		})
@@ -257,18 +253,15 @@ func TestUserToken(t *testing.T) {
 	tok := s.tenantToken(t, a.APIKey, a.APISecret)
 
 	t.Run("ok", func(t *testing.T) {
-		t.Parallel()
 		r := s.post(t, "/users/token", tok, fmt.Sprintf(`{"userId":%q}`, a.OwnerUserID))
 		checkToken(t, s, r, "user", a.TenantID, a.OwnerUserID, 24*time.Hour)
 	})
 	t.Run("user token is forbidden", func(t *testing.T) {
-		t.Parallel()
 		userTok := s.userToken(t, tok, a.OwnerUserID)
 		mustProblem(t, s.post(t, "/users/token", userTok, fmt.Sprintf(`{"userId":%q}`, a.OwnerUserID)),
 			http.StatusForbidden, "forbidden")
 	})
 	t.Run("no token", func(t *testing.T) {
-		t.Parallel()
 		r := s.post(t, "/users/token", "", fmt.Sprintf(`{"userId":%q}`, a.OwnerUserID))
 		mustProblem(t, r, http.StatusUnauthorized, "invalid_token")
 		if got := r.Header.Get("WWW-Authenticate"); got != "Bearer" {
@@ -276,7 +269,6 @@ func TestUserToken(t *testing.T) {
 		}
 	})
 	t.Run("invalid token", func(t *testing.T) {
-		t.Parallel()
 		mustProblem(t, s.post(t, "/users/token", "not-a-jwt", fmt.Sprintf(`{"userId":%q}`, a.OwnerUserID)),
 			http.StatusUnauthorized, "invalid_token")
 	})
@@ -295,7 +287,6 @@ func TestUserToken(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
 			p := mustProblem(t, s.post(t, "/users/token", tok, tt.body), tt.status, tt.code)
 			if tt.field != "" {
 				mustFieldError(t, p, tt.field)
@@ -303,7 +294,6 @@ func TestUserToken(t *testing.T) {
 		})
 	}
 	t.Run("404 does not say which", func(t *testing.T) {
-		t.Parallel()
 		absent := s.post(t, "/users/token", tok, fmt.Sprintf(`{"userId":%q}`, uuid.Must(uuid.NewV7())))
 		foreign := s.post(t, "/users/token", tok, fmt.Sprintf(`{"userId":%q}`, b.OwnerUserID))
 		if string(absent.Body) != string(foreign.Body) {

@@ -23,7 +23,6 @@ func TestCreateUser(t *testing.T) {
 	tok := s.tenantToken(t, tn.APIKey, tn.APISecret)
 
 	t.Run("new user, then the same email again", func(t *testing.T) {
-		t.Parallel()
 		r := s.call(t, http.MethodPost, "/users", tok, `{"email":"Ada.Lovelace@Example.COM","name":"Ada Lovelace"}`)
 		created := mustStatus(t, r, http.StatusCreated)
 		id, _ := created["userId"].(string)
@@ -49,7 +48,6 @@ func TestCreateUser(t *testing.T) {
 	})
 
 	t.Run("email of a disabled user", func(t *testing.T) {
-		t.Parallel()
 		u := s.createUser(t, tok, "gone@example.com", "Gone")
 		mustStatus(t, s.call(t, http.MethodDelete, "/users/"+u["userId"].(string), tok, ""), http.StatusOK)
 		mustProblem(t, s.call(t, http.MethodPost, "/users", tok, `{"email":"Gone@example.com","name":"Gone"}`),
@@ -57,7 +55,6 @@ func TestCreateUser(t *testing.T) {
 	})
 
 	t.Run("invalid bodies", func(t *testing.T) {
-		t.Parallel()
 		// A tenant of its own, so other subtests' events are not counted.
 		own := s.createTenant(t, "Invalidco")
 		tok := s.tenantToken(t, own.APIKey, own.APISecret)
@@ -92,7 +89,6 @@ func TestCreateUser(t *testing.T) {
 	})
 
 	t.Run("user token", func(t *testing.T) {
-		t.Parallel()
 		ut := s.userToken(t, tok, tn.OwnerUserID)
 		mustProblem(t, s.call(t, http.MethodPost, "/users", ut, `{"email":"byuser@example.com","name":"X"}`),
 			http.StatusForbidden, "forbidden")
@@ -101,7 +97,6 @@ func TestCreateUser(t *testing.T) {
 	})
 
 	t.Run("concurrent creates of one email", func(t *testing.T) {
-		t.Parallel()
 		const n = 8
 		reqs := make([]*http.Request, n)
 		for i := range n {
@@ -146,7 +141,6 @@ func TestCreateUser(t *testing.T) {
 	})
 
 	t.Run("Idempotency-Key", func(t *testing.T) {
-		t.Parallel()
 		key := uuid.NewString()
 		body := `{"email":"idem@example.com","name":"Idem Potent"}`
 		first := s.call(t, http.MethodPost, "/users", tok, body, "Idempotency-Key", key)
@@ -192,7 +186,6 @@ func TestListUsers(t *testing.T) {
 	s := startServer(t, nil)
 
 	t.Run("items, order and status", func(t *testing.T) {
-		t.Parallel()
 		tn := s.createTenant(t, "Listco")
 		tok := s.tenantToken(t, tn.APIKey, tn.APISecret)
 		ids := s.createUsers(t, tok, "listed", 4)
@@ -254,7 +247,6 @@ func TestListUsers(t *testing.T) {
 	})
 
 	t.Run("default limit is 100", func(t *testing.T) {
-		t.Parallel()
 		tn := s.createTenant(t, "Bulkco")
 		tok := s.tenantToken(t, tn.APIKey, tn.APISecret)
 		// 100 users and the owner: 101, created by a few workers.
@@ -292,7 +284,6 @@ func TestListUsers(t *testing.T) {
 	})
 
 	t.Run("paging while others write", func(t *testing.T) {
-		t.Parallel()
 		tn := s.createTenant(t, "Pageco")
 		tok := s.tenantToken(t, tn.APIKey, tn.APISecret)
 		existing := s.createUsers(t, tok, "paged", 11)
@@ -369,7 +360,6 @@ func TestListUsers(t *testing.T) {
 	})
 
 	t.Run("markers", func(t *testing.T) {
-		t.Parallel()
 		a := s.createTenant(t, "Markera")
 		b := s.createTenant(t, "Markerb")
 		tokA := s.tenantToken(t, a.APIKey, a.APISecret)

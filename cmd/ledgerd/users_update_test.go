@@ -27,7 +27,6 @@ func TestUpdateUser(t *testing.T) {
 	}
 
 	t.Run("individual", func(t *testing.T) {
-		t.Parallel()
 		u := s.createUser(t, tok, "grace@example.com", "Grace Hopper")
 		id := u["userId"].(string)
 		got := mustStatus(t, patch(t, tok, id, `{"entityType":"individual","firstName":" Grace ","middleName":"Brewster",
@@ -94,7 +93,6 @@ func TestUpdateUser(t *testing.T) {
 	})
 
 	t.Run("rejected patches", func(t *testing.T) {
-		t.Parallel()
 		id := s.createUser(t, tok, "rejected@example.com", "Rejected")["userId"].(string)
 		tomorrow := time.Now().UTC().AddDate(0, 0, 2).Format(time.DateOnly)
 		for _, tt := range []struct {
@@ -152,7 +150,6 @@ func TestUpdateUser(t *testing.T) {
 	})
 
 	t.Run("business", func(t *testing.T) {
-		t.Parallel()
 		id := s.createUser(t, tok, "acme@example.com", "Acme")["userId"].(string)
 		got := mustStatus(t, patch(t, tok, id, `{"entityType":"business",
 			"business":{"companyName":"Acme Ltd","tradingName":"Acme","type":"LIMITED","registrationNumber":"C-123",
@@ -204,7 +201,6 @@ func TestUpdateUser(t *testing.T) {
 	})
 
 	t.Run("verification and the KYC lock", func(t *testing.T) {
-		t.Parallel()
 		id := s.createUser(t, tok, "alan@example.com", "Alan Turing")["userId"].(string)
 		ut := s.userToken(t, tok, id)
 		mustStatus(t, patch(t, ut, id, `{"firstName":"Alan","lastName":"Turing","dob":"1912-06-23"}`), http.StatusOK)
@@ -252,7 +248,6 @@ func TestUpdateUser(t *testing.T) {
 	})
 
 	t.Run("who may patch", func(t *testing.T) {
-		t.Parallel()
 		id := s.createUser(t, tok, "self@example.com", "Self")["userId"].(string)
 		other := s.createUser(t, tok, "notself@example.com", "Not Self")["userId"].(string)
 		ut := s.userToken(t, tok, id)
