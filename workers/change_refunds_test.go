@@ -159,3 +159,25 @@ func TestChangeRefundWithoutARailIsQueued(t *testing.T) {
 		t.Fatalf("got refunds %+v (%v), reason %q; want none sent, queued for want of a rail", refunds, err, p.ChangeRefund.Reason)
 	}
 }
+
+// A success message of a payment this process settled with no change is
+// acked without reading the payment; any other is read. (A canceled
+// context makes the read, and only the read, fail.)
+func TestChangeRefundSkipsPaymentsSettledHereWithoutChange(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	w := e.workers(payout.NewSandbox(e.pool, 0))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	settledHere, other := uuid.New(), uuid.New()
+	w.settledOwingNoChange.add(settledHere)
+	subject := func(id uuid.UUID) string {
+		return e.stream.SubjectPrefix + "." + e.tenant.String() + ".payment." + id.String() + ".success"
+	}
+	if err := w.handleChangeRefund(ctx, subject(settledHere)); err != nil {
+		t.Errorf("settled here without change: got %v, want acked without a read", err)
+	}
+	if err := w.handleChangeRefund(ctx, subject(other)); err == nil {
+		t.Error("settled elsewhere: got no error from a canceled read, want the payment read")
+	}
+}

@@ -209,5 +209,8 @@ func (w *Workers) payOutPayment(ctx context.Context, tenantID uuid.UUID, p domai
 	if err == nil && (after.Status == domain.StatusSuccess || after.Status == domain.StatusFailed) {
 		w.settled.add(p.ID)
 	}
+	if err == nil && after.Status == domain.StatusSuccess && after.ChangeRefundStatus == domain.ChangeNone {
+		w.settledOwingNoChange.add(p.ID)
+	}
 	return err
 }

@@ -126,6 +126,7 @@ type Workers struct {
 	senders                 *sendingPayments // payments whose webhooks a goroutine here is sending
 	sendSlots               sendSlots        // webhook attempts in flight here (Config.WebhookSends)
 	settled                 *settledHere     // payments whose payout result this process recorded
+	settledOwingNoChange    *settledHere     // of those, the successful ones with no change to pay back
 	paying                  *payingHere      // payments this process converted and is paying out now
 	advancing               *advancingHere   // payments whose conversion the fast path is making
 	stalled                 stalledCursor    // where the stalled sweep goes on from (one goroutine: runStalled)
@@ -185,7 +186,8 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
 		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
-		senders: newSendingPayments(), sendSlots: make(sendSlots, cfg.WebhookSends), settled: newSettledHere(), paying: newPayingHere(),
+		senders: newSendingPayments(), sendSlots: make(sendSlots, cfg.WebhookSends), settled: newSettledHere(),
+		settledOwingNoChange: newSettledHere(), paying: newPayingHere(),
 		advancing: newAdvancingHere(),
 		stalled:   stalledCursor{batch: stalledBatch}, stalledRefunds: stalledCursor{batch: stalledBatch}, expiryPage: expiryPage,
 		started: time.Now()}
