@@ -1,6 +1,7 @@
 package paystacktest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -68,7 +69,10 @@ func (s *Server) listTransfers(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	slices.SortFunc(found, func(a, b Transfer) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	// Newest first, and in one order whatever the map's: transfers made in
+	// the same instant must fall on the same page every time, or a paged
+	// reader misses one and sees another twice.
+	slices.SortFunc(found, func(a, b Transfer) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID)) })
 	data := []map[string]any{}
 	for i := (page - 1) * perPage; i < len(found) && i < page*perPage; i++ {
 		data = append(data, transferJSON(found[i], found[i].Status))
