@@ -66,6 +66,15 @@ func DecodeMetadata(data []byte) (Metadata, error) {
 	return m, err
 }
 
+// DecodePayment decodes a payment's state as a payments row and a webhook
+// delivery store it (the JSON of a Payment), with the decoder events use:
+// every payment read and every webhook attempt decodes one.
+func DecodePayment(data []byte) (Payment, error) {
+	var p Payment
+	err := unmarshal(data, &p)
+	return p, err
+}
+
 // unmarshal decodes stored event data or metadata as encoding/json does
 // (names matched case-insensitively, unknown members ignored, null, time,
 // decimal and json.RawMessage alike), with json v2's decoder: every

@@ -68,6 +68,17 @@ func NewWebhookAttempted(a WebhookAttempt, schedule []time.Duration) PaymentWebh
 	return e
 }
 
+// WebhookHandoff is how long a new delivery is left to the process that
+// wrote it before the dispatchers of every process may claim it: its
+// first attempt is due at once to that process's fast path (and to the
+// record of the payment's delivery before it), and to the others only
+// after the handoff. Due to all at once, the dispatchers, which poll every
+// few milliseconds, raced the fast path for each new delivery, and under
+// load most claims on either side found the other had leased it first.
+// A delivery whose writer has no fast path (ledgerctl) or dropped it
+// (queue full) waits this long.
+const WebhookHandoff = time.Second
+
 // WebhookDelivery is a leased delivery of a status event's webhook: the
 // event it announces, the payment as that event left it (its state JSON),
 // and until when no other sender may claim it.

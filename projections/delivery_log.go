@@ -65,7 +65,7 @@ func (l *DeliveryLog) RecordWebhookAttempt(ctx context.Context, tenantID, paymen
 	claimNext := a.Delivered && !leaseNext.IsZero()
 	if claimNext {
 		leaseNext, now = leaseNext.Add(waited), now.Add(waited)
-		b.Queue(claimPaymentDue, leaseNext, now, paymentID)
+		b.Queue(claimPaymentDue, leaseNext, now, []uuid.UUID{paymentID})
 	}
 	// One implicit transaction: the batch is sent with a single Sync.
 	br := conn.SendBatch(ctx, b)
@@ -95,7 +95,13 @@ func (l *DeliveryLog) ClaimWebhooks(ctx context.Context, now, until time.Time, l
 // ClaimPaymentWebhook leases until until the payment's next delivery if
 // it is due at now (the earliest pending status, so at most one).
 func (l *DeliveryLog) ClaimPaymentWebhook(ctx context.Context, paymentID uuid.UUID, now, until time.Time) ([]domain.WebhookDelivery, error) {
-	return l.claim(ctx, claimPaymentDue, until, now, paymentID)
+	return l.ClaimPaymentsWebhooks(ctx, []uuid.UUID{paymentID}, now, until)
+}
+
+// ClaimPaymentsWebhooks is ClaimPaymentWebhook for each of payments, in
+// one statement: at most one delivery a payment.
+func (l *DeliveryLog) ClaimPaymentsWebhooks(ctx context.Context, payments []uuid.UUID, now, until time.Time) ([]domain.WebhookDelivery, error) {
+	return l.claim(ctx, claimPaymentDue, until, now, payments)
 }
 
 // ReleaseWebhook ends a lease that ends at leaseUntil of a delivery its
@@ -133,8 +139,10 @@ const (
 	claimReturning = ` FOR UPDATE SKIP LOCKED)
 		` + returningDelivery
 
-	// claimPaymentDue leases payment $3's earliest pending delivery when
-	// it is due at $2, until $1. It finds it through the payment's index
+	// claimPaymentDue leases each of payments $3's earliest pending
+	// delivery when it is due at $2, until $1; a first attempt is due to
+	// it at once, within the handoff too (domain.WebhookHandoff). It finds
+	// each through the payment's index
 	// (webhook_deliveries_payment), whatever the backlog: with claimDue
 	// narrowed to one payment, the planner walked the due deliveries of
 	// every payment in claimable order, and under a backlog of thousands
@@ -143,9 +151,9 @@ const (
 	// again on the leased row, leases nothing; one whose delivery the
 	// first deleted (its record) finds nothing.
 	claimPaymentDue = `UPDATE webhook_deliveries SET lease_until = $1
-		WHERE event_id = (SELECT e.event_id FROM webhook_deliveries e WHERE e.payment_id = $3 AND e.status = 'pending'
-				ORDER BY e.stream_version LIMIT 1)
-			AND status = 'pending' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until < $2)
+		WHERE event_id IN (SELECT (SELECT e.event_id FROM webhook_deliveries e WHERE e.payment_id = p.id AND e.status = 'pending'
+				ORDER BY e.stream_version LIMIT 1) FROM unnest($3::uuid[]) AS p(id))
+			AND status = 'pending' AND (next_attempt_at <= $2 OR attempts = 0) AND (lease_until IS NULL OR lease_until < $2)
 		` + returningDelivery
 )
 

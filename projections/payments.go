@@ -82,10 +82,12 @@ func putBankCredit(w Rows, r *domain.Record, src *domain.DepositSource) {
 }
 
 // queueDelivery adds the webhook delivery of the status event r, when the
-// payment has a webhookUrl.
+// payment has a webhookUrl. Its first attempt falls due to the dispatchers
+// after the handoff (domain.WebhookHandoff); the process that wrote it
+// claims it at once (claimPaymentDue).
 func (s *paymentStream) queueDelivery(w Rows, r *domain.Record) {
 	if s.p.WebhookURL != "" && w.Keeps(webhookDeliveriesTable) {
-		w.Put(webhookDeliveriesTable, r.ID, r.TenantID, r.StreamID, r.StreamVersion, r.Type, r.RecordedAt, s.json(), r.RecordedAt)
+		w.Put(webhookDeliveriesTable, r.ID, r.TenantID, r.StreamID, r.StreamVersion, r.Type, r.RecordedAt, s.json(), r.RecordedAt.Add(domain.WebhookHandoff))
 	}
 }
 
@@ -110,7 +112,8 @@ func scanPayment(row pgx.Row) (domain.PaymentSnapshot, error) {
 	if err := row.Scan(&state, &p.Version, &p.UpdatedAt); err != nil {
 		return p, err
 	}
-	if err := json.Unmarshal(state, &p.Payment); err != nil {
+	var err error
+	if p.Payment, err = domain.DecodePayment(state); err != nil {
 		return p, fmt.Errorf("decode payment state: %w", err)
 	}
 	p.UpdatedAt = p.UpdatedAt.UTC()
@@ -182,7 +185,9 @@ func (q *Reader) ListPayments(ctx context.Context, tenantID uuid.UUID, f domain.
 			return it, err
 		}
 		it.p.UpdatedAt = it.p.UpdatedAt.UTC()
-		return it, json.Unmarshal(state, &it.p.Payment)
+		var decodeErr error
+		it.p.Payment, decodeErr = domain.DecodePayment(state)
+		return it, decodeErr
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("list payments: %w", err)

@@ -125,7 +125,9 @@ func scanTenantPayment(r pgx.CollectableRow) (TenantPaymentSnapshot, error) {
 		return p, err
 	}
 	p.UpdatedAt = p.UpdatedAt.UTC()
-	return p, json.Unmarshal(state, &p.Payment)
+	var err error
+	p.Payment, err = domain.DecodePayment(state)
+	return p, err
 }
 
 // PaymentOfAnyTenant reads a payment whoever's it is, with its tenant (an

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -22,10 +23,12 @@ const (
 	// below; beyond it a request is dropped (the message takes the step).
 	nowQueue = 1024
 	// advancers is how many payments this process converts and pays out
-	// at once on Appended's word; webhookSenders how many payments' webhooks
-	// it sends at once (more: a slow receiver holds one for its timeout).
-	advancers      = 8
-	webhookSenders = 16
+	// at once on Appended's word; webhookClaimers how many claims of
+	// announced deliveries it has in flight (each for every payment
+	// waiting, sendAnnounced). The sends themselves are bounded by the
+	// send slots.
+	advancers       = 8
+	webhookClaimers = 2
 )
 
 // Appended tells this process's workers that a command here appended to a
@@ -61,7 +64,6 @@ func (w *Workers) runNow(ctx context.Context) error {
 			w.log.Debug("lifecycle: advance failed; the deposit's message will take the step", "payment", ref.ID, "err", err)
 		}
 	}
-	send := func(ref domain.StreamRef) { w.sendPaymentWebhooks(context.WithoutCancel(ctx), ref.ID) }
 	done := make(chan struct{})
 	drain := func(queue chan domain.StreamRef, step func(domain.StreamRef)) {
 		defer func() { done <- struct{}{} }()
@@ -77,36 +79,91 @@ func (w *Workers) runNow(ctx context.Context) error {
 	for range advancers {
 		go drain(w.advanceNow, work)
 	}
-	for range webhookSenders {
-		go drain(w.webhooksNow, send)
+	var sends sync.WaitGroup
+	for range webhookClaimers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			w.sendAnnounced(ctx, &sends)
+		}()
 	}
-	for range advancers + webhookSenders {
+	for range advancers + webhookClaimers {
 		<-done
 	}
+	sends.Wait()
 	return nil
 }
 
-// sendPaymentWebhooks sends the payment's next delivery if it is due and
-// nobody holds it, then the ones after it (deliverInOrder). When a
-// goroutine here sends the payment's webhooks already, it is left to that
-// one (sendingPayments); when every send slot here is taken (sendSlots),
-// to the dispatcher.
-func (w *Workers) sendPaymentWebhooks(ctx context.Context, paymentID uuid.UUID) {
-	if w.sendSlots.tryTake(1) == 0 { // every slot is taken: the dispatcher sends it later
-		w.metrics.fastPath.WithLabelValues("webhook", "no_slot").Inc()
+// sendAnnounced claims the next delivery of the payments Appended
+// announced, all those waiting in one statement (up to a dispatcher's
+// claim), and sends each claimed one, then the ones after it, on a
+// goroutine of its own (deliverInOrder), until ctx ends. A claim per
+// announcement cost each webhook a round trip and a transaction of its
+// own; under load announcements come faster than claims, and each claim
+// takes more of them.
+func (w *Workers) sendAnnounced(ctx context.Context, sends *sync.WaitGroup) {
+	batch := make([]uuid.UUID, 0, claimBatch)
+	for {
+		batch = batch[:0]
+		select {
+		case <-ctx.Done():
+			return
+		case ref := <-w.webhooksNow:
+			batch = append(batch, ref.ID)
+		}
+	more:
+		for len(batch) < claimBatch {
+			select {
+			case ref := <-w.webhooksNow:
+				batch = append(batch, ref.ID)
+			default:
+				break more
+			}
+		}
+		// Not cancelled by shutdown, as the dispatcher's claim is not: a
+		// claim that committed must reach its deliveries.
+		w.sendPaymentsWebhooks(context.WithoutCancel(ctx), batch, sends)
+	}
+}
+
+// sendPaymentsWebhooks sends each payment's next delivery if it is due and
+// nobody holds it, then the ones after it (deliverInOrder), each on a
+// goroutine of its own. A payment whose webhooks a goroutine here sends
+// already is left to that one (sendingPayments); one for which no send
+// slot is free here (sendSlots), to the dispatcher.
+func (w *Workers) sendPaymentsWebhooks(ctx context.Context, payments []uuid.UUID, sends *sync.WaitGroup) {
+	slots := w.sendSlots.tryTake(len(payments))
+	if missed := len(payments) - slots; missed > 0 {
+		w.metrics.fastPath.WithLabelValues("webhook", "no_slot").Add(float64(missed))
+	}
+	entered := make([]uuid.UUID, 0, slots)
+	for _, id := range payments[:slots] {
+		if w.senders.enterUnlessBusy(id) {
+			entered = append(entered, id)
+		}
+	}
+	w.sendSlots.give(slots - len(entered))
+	if len(entered) == 0 {
 		return
 	}
-	defer w.sendSlots.give(1)
-	if !w.senders.enterUnlessBusy(paymentID) {
-		return
-	}
-	claimed, err := w.claimPaymentWebhook(ctx, paymentID)
+	now := w.now()
+	claimed, err := w.payments.ClaimPaymentsWebhooks(ctx, entered, now, now.Add(leaseFor))
 	if err != nil {
-		w.log.Debug("webhooks: claim a payment's delivery; the dispatcher will", "payment", paymentID, "err", err)
+		w.log.Debug("webhooks: claim payments' deliveries; the dispatcher will", "payments", len(entered), "err", err)
 	}
-	if len(claimed) == 0 {
-		w.senders.leave(paymentID)
-		return
+	sending := make(map[uuid.UUID]bool, len(claimed))
+	for _, d := range claimed {
+		sending[d.PaymentID] = true
+		sends.Add(1)
+		go func() {
+			defer sends.Done()
+			defer w.sendSlots.give(1)
+			w.deliverInOrder(ctx, d)
+		}()
 	}
-	w.deliverInOrder(ctx, claimed[0])
+	for _, id := range entered {
+		if !sending[id] {
+			w.senders.leave(id)
+			w.sendSlots.give(1)
+		}
+	}
 }

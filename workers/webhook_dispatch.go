@@ -92,10 +92,10 @@ const webhookIdlePoll = 250 * time.Millisecond
 // the payment's next status if one is due: a payment whose statuses follow
 // each other closely (deposited, transferring, success within
 // milliseconds) then has them sent back to back, each as soon as the one
-// before got its 2xx, instead of one per round of the dispatcher. The
-// record of a 2xx leases the next delivery in the same round trip
-// (DeliveryLog.RecordWebhookAttempt); one written after that, which this
-// process announced meanwhile (w.senders), is claimed on its own. The
+// before got its 2xx, instead of one per round of the dispatcher. When
+// this process announced a newer delivery (w.senders), the record of a 2xx
+// leases it in the same round trip (DeliveryLog.RecordWebhookAttempt);
+// one announced after that is claimed on its own. The
 // caller has entered d's payment in w.senders; this leaves it.
 func (w *Workers) deliverInOrder(ctx context.Context, d domain.WebhookDelivery) {
 	for {
@@ -151,8 +151,8 @@ type webhookBody struct {
 // receiver answered 2xx and that answer is recorded, and returns the
 // payment's next delivery when the record leased it.
 func (w *Workers) deliver(ctx context.Context, d domain.WebhookDelivery) (bool, []domain.WebhookDelivery) {
-	var p domain.Payment
-	if err := json.Unmarshal(d.Payment, &p); err != nil {
+	p, err := domain.DecodePayment(d.Payment)
+	if err != nil {
 		w.log.Error("webhooks: stored payment", "event", d.EventID, "err", err)
 		return false, nil
 	}
@@ -203,15 +203,15 @@ func (w *Workers) deliver(ctx context.Context, d domain.WebhookDelivery) (bool, 
 	at := w.now()
 	attempt := domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: d.EventID, Type: d.Type, Attempt: d.Attempts + 1,
 		StatusCode: a.StatusCode, Duration: a.Duration, Err: a.Err, Delivered: a.Delivered, Now: at}, w.cfg.WebhookSchedule)
-	next, err := w.record(ctx, d, attempt)
+	next, err := w.record(ctx, d, attempt, a.Delivered && w.senders.announced(d.PaymentID))
 	if err != nil && !errors.Is(err, context.Canceled) {
 		w.log.Warn("webhooks: record attempt", "event", d.EventID, "err", err)
 	}
 	return err == nil && a.Delivered, next
 }
 
-// record records attempt a of d and, in the same transaction, leases the
-// payment's next delivery to this process, trying again until it succeeds
+// record records attempt a of d and, when leaseNext, in the same
+// transaction leases the payment's next delivery to this process, trying again until it succeeds
 // or d's lease ends. A 2xx whose record is lost is sent again once the
 // lease ends, so the record must not fail needlessly. Every error is tried
 // again, not only those known to mean the database is away: what a
@@ -223,11 +223,10 @@ func (w *Workers) deliver(ctx context.Context, d domain.WebhookDelivery) (bool, 
 // the lease rides on its transaction, and must never cost a 2xx its
 // record. Past the lease another process may claim d and send it again
 // anyway.
-func (w *Workers) record(ctx context.Context, d domain.WebhookDelivery, a domain.PaymentWebhookAttempted) ([]domain.WebhookDelivery, error) {
+func (w *Workers) record(ctx context.Context, d domain.WebhookDelivery, a domain.PaymentWebhookAttempted, leaseNext bool) ([]domain.WebhookDelivery, error) {
 	ctx, cancel := context.WithDeadline(ctx, d.LeaseUntil)
 	defer cancel()
 	wait := recordRetryFirst
-	leaseNext := true
 	for {
 		now := w.now()
 		var until time.Time // zero: the record alone

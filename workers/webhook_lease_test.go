@@ -190,3 +190,52 @@ func TestWebhookLeaseRunsFromItsClaim(t *testing.T) {
 		t.Errorf("stored lease_until %v (%v), want the lease returned, %v", stored, err, got[0].LeaseUntil)
 	}
 }
+
+// A new delivery is its writer's for the handoff: the writer's claim (one
+// statement for several payments, each payment's earliest pending
+// delivery) takes it at once, and the dispatchers' claim only once the
+// handoff has passed. Due to every claimer at once, the dispatchers took
+// most new deliveries from under the fast path.
+func TestNewDeliveryHandedOffToItsWriter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	invoice := func(sats int64) domain.LightningInvoice {
+		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
+	}
+	a, b, c := uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())
+	for _, id := range []uuid.UUID{a, b, c} {
+		e.createdWith(t, id, 1500, "http://127.0.0.1:1/hook", invoice)
+	}
+	// a's deposit writes a second delivery, behind payment.created.
+	if _, err := e.payments.ExecutePayment(ctx, paymentRef(e.tenant, a), domain.Metadata{},
+		func(p domain.Payment) ([]domain.Event, error) {
+			return domain.DecideDeposit(p, domain.RecordDeposit{Amount: p.Outstanding(), Now: time.Now()})
+		}); err != nil {
+		t.Fatal(err)
+	}
+	var first, last time.Time // each delivery is due to the dispatchers a handoff after it was written
+	if err := e.pool.QueryRow(ctx, `SELECT min(occurred_at), max(occurred_at) FROM webhook_deliveries`).Scan(&first, &last); err != nil {
+		t.Fatal(err)
+	}
+	within := first.Add(domain.WebhookHandoff - time.Millisecond)
+	if got, err := e.payments.ClaimWebhooks(ctx, within, within.Add(leaseFor), claimBatch); err != nil || len(got) != 0 {
+		t.Fatalf("dispatchers' claim within the handoff: got %d deliveries (%v), want none", len(got), err)
+	}
+	got, err := e.payments.ClaimPaymentsWebhooks(ctx, []uuid.UUID{a, b}, within, within.Add(leaseFor))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPayment := map[uuid.UUID]string{}
+	for _, d := range got {
+		byPayment[d.PaymentID] = d.Type
+	}
+	if len(got) != 2 || byPayment[a] != "payment.created" || byPayment[b] != "payment.created" {
+		t.Fatalf("writer's claim of a and b: got %v, want each one's payment.created (a's deposited waits behind it)", byPayment)
+	}
+	after := last.Add(domain.WebhookHandoff)
+	got, err = e.payments.ClaimWebhooks(ctx, after, after.Add(leaseFor), claimBatch)
+	if err != nil || len(got) != 1 || got[0].PaymentID != c {
+		t.Fatalf("dispatchers' claim after the handoff: got %+v (%v), want c's delivery alone (a's and b's are leased)", got, err)
+	}
+}

@@ -77,6 +77,20 @@ func (s *sendingPayments) claimNext(payment uuid.UUID) bool {
 	return false
 }
 
+// announced says whether a status change here wrote a newer delivery of
+// payment since the last claim: only then is the next delivery leased
+// with the record of the one in hand. Leasing it every time found nothing
+// after most records (after payment.created the deposit is still to
+// come, after a final status nothing follows) and cost each a statement.
+// A newer delivery another process wrote is that process's to send
+// (its fast path), or the dispatchers' after the handoff.
+func (s *sendingPayments) announced(payment uuid.UUID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.busy[payment]
+	return p != nil && p.more
+}
+
 // claimedNext tells that a goroutine sending payment's webhooks has
 // claimed the next one: the newer deliveries announced so far are that
 // one, or will be looked for when it is recorded.

@@ -15,11 +15,17 @@ func TestSendingPayments(t *testing.T) {
 	if !s.enterUnlessBusy(p) {
 		t.Fatal("first delivery of an idle payment: enterUnlessBusy = false, want true (this goroutine sends it)")
 	}
+	if s.announced(p) {
+		t.Fatal("nothing announced since the claim: announced = true, want false (the record leases nothing)")
+	}
 	if !s.enterUnlessBusy(other) {
 		t.Fatal("another payment is not busy because p is")
 	}
 	if s.enterUnlessBusy(p) {
 		t.Fatal("second delivery while p is being sent: enterUnlessBusy = true, want false (handed to the sender)")
+	}
+	if !s.announced(p) || s.announced(other) || s.announced(uuid.New()) {
+		t.Fatal("announced: want true for p only (its sender's record leases the next)")
 	}
 	if !s.claimNext(p) {
 		t.Fatal("after the hand-over: claimNext = false, want true")

@@ -77,10 +77,11 @@ func scanLedgerEvent(row pgx.CollectableRow) (ledgerEvent, error) {
 	}
 	le := ledgerEvent{Event: e}
 	if payment != nil {
-		le.Payment = new(domain.Payment)
-		if err := json.Unmarshal(payment, le.Payment); err != nil {
+		p, err := domain.DecodePayment(payment)
+		if err != nil {
 			return le, fmt.Errorf("decode payment: %w", err)
 		}
+		le.Payment = &p
 	}
 	if unmatched != nil {
 		le.Unmatched = new(domain.UnmatchedFunds)

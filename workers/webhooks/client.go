@@ -54,10 +54,15 @@ func NewClient(timeout time.Duration, allowPrivate bool) *Client {
 	return &Client{
 		http: &http.Client{
 			Transport: &http.Transport{
-				Proxy:               nil, // an environment proxy would dial for us, past DialPublicOnly
-				DialContext:         dialer.DialContext,
-				ForceAttemptHTTP2:   true, // a custom DialContext would otherwise turn HTTP/2 off
-				MaxIdleConnsPerHost: 4,    // one merchant's events come in bursts: keep a few warm
+				Proxy:             nil, // an environment proxy would dial for us, past DialPublicOnly
+				DialContext:       dialer.DialContext,
+				ForceAttemptHTTP2: true, // a custom DialContext would otherwise turn HTTP/2 off
+				// A partner's webhooks mostly go to one receiver, dozens
+				// at once under load: keeping only a few of its
+				// connections closed the others after each attempt, and
+				// most attempts paid a new connection (and its TLS
+				// handshake, outside sandbox).
+				MaxIdleConnsPerHost: maxIdleConns,
 				// And a few dozen in all: 0 keeps every receiver's, and a
 				// partner whose payments name a new host each time (one
 				// wildcard domain) would have each leave an idle connection

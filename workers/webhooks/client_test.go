@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -265,5 +266,50 @@ func TestDeliverKeepsABoundedNumberOfIdleConnections(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after %d receivers: %d connections still open, want at most %d", hosts, open(), maxIdleConns)
 		}
+	}
+}
+
+// A partner's receiver gets many webhooks at once under load: the client
+// keeps the connections of such a burst for the next one, rather than
+// closing all but a few and opening new ones (a new connection, and
+// outside sandbox a TLS handshake, per attempt).
+func TestDeliverReusesConnectionsToOneReceiver(t *testing.T) {
+	t.Parallel()
+	const burst = 32
+	var (
+		mu      sync.Mutex
+		arrived int
+		release = make(chan struct{})
+	)
+	// Each burst's requests wait for one another, so each holds a
+	// connection of its own.
+	r := newReceiver(t, false, func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		wait := release
+		if arrived++; arrived%burst == 0 {
+			close(release)
+			release = make(chan struct{})
+		}
+		mu.Unlock()
+		<-wait
+		w.WriteHeader(http.StatusNoContent)
+	})
+	c := NewClient(10*time.Second, true)
+	send := func() {
+		var wg sync.WaitGroup
+		for range burst {
+			wg.Go(func() {
+				if a := deliver(c, r.URL+"/hook"); !a.Delivered {
+					t.Errorf("attempt: %+v", a)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	send()
+	first := r.conns.Load()
+	send()
+	if opened := r.conns.Load() - first; opened > burst/4 {
+		t.Errorf("second burst of %d opened %d new connections (first: %d), want the first's reused", burst, opened, first)
 	}
 }

@@ -59,15 +59,18 @@ func TestStatementAgainstGeth(t *testing.T) {
 
 	chain.Transfer(t, token, a, 1_000_000) // before the window
 	firstBlock := chain.Transfer(t, token, a, 2_000_000)
-	chain.Transfer(t, token, b, 2_345_678) // booked as 2.34
-	chain.Transfer(t, token, a, 5_000)     // under a cent
+	bBlock := chain.Transfer(t, token, b, 2_345_678) // booked as 2.34
+	chain.Transfer(t, token, a, 5_000)               // under a cent
 	chain.Transfer(t, token, stranger, 3_000_000)
 	oldBlock := chain.Transfer(t, token, old, 4_000_000)
 	endBlock := chain.Transfer(t, token, a, 5_000_000) // the window's end
-	// geth --dev may seal a block of its own now and then: the transfer
-	// to old is pending at one confirmation more than it has, whatever the
-	// head, and every transfer before it is confirmed.
-	confirmations := chain.Head(t) - oldBlock + 2
+	// The transfer to b has just enough confirmations (and keeps them as
+	// the chain grows); the one to old, in a later block, stays pending
+	// until the head has moved on by the blocks between them. geth --dev
+	// seals a block of its own now and then, so the margin is those
+	// blocks, not one: one block sealed before the statement read the
+	// head had confirmed old with one confirmation more than it had.
+	confirmations := chain.Head(t) - bBlock + 1
 
 	rpc := ethereum.NewRPC(chain.URL, &http.Client{Timeout: 10 * time.Second})
 	timeOf := func(n uint64) time.Time {
@@ -101,7 +104,7 @@ func TestStatementAgainstGeth(t *testing.T) {
 	}
 
 	// Confirmed by the blocks after it, the last one is a success.
-	chain.Mine(t, 2)
+	chain.Mine(t, int(oldBlock-bBlock))
 	got, err = ethereum.NewStatement(pool, rpc, token, confirmations).Records(ctx, from, to)
 	if err != nil || len(got) != 3 || got[2].Status != statement.Success {
 		t.Fatalf("after two more blocks: got %+v, %v", got, err)
