@@ -23,11 +23,15 @@ const (
 	// below; beyond it a request is dropped (the message takes the step).
 	nowQueue = 1024
 	// advancers is how many payments this process converts and pays out
-	// at once on Appended's word; webhookClaimers how many claims of
+	// at once on Appended's word: each waits on its appends' commits and
+	// the payout rail, and with 8 of them a saturated process dropped
+	// most payouts from the full queue, leaving each to its deposited
+	// message (a relay hop, a status read, and seconds more for the
+	// payment). webhookClaimers how many claims of
 	// announced deliveries it has in flight (each for every payment
 	// waiting, sendAnnounced). The sends themselves are bounded by the
 	// send slots.
-	advancers       = 8
+	advancers       = 32
 	webhookClaimers = 2
 )
 
