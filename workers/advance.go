@@ -27,10 +27,9 @@ const (
 	// the payout rail, and with 8 of them a saturated process dropped
 	// most payouts from the full queue, leaving each to its deposited
 	// message (a relay hop, a status read, and seconds more for the
-	// payment). webhookClaimers how many claims of
-	// announced deliveries it has in flight (each for every payment
-	// waiting, sendAnnounced). The sends themselves are bounded by the
-	// send slots.
+	// payment). webhookClaimers is how many claims of announced
+	// deliveries it has in flight, each for every payment waiting
+	// (sendAnnounced); the sends themselves are bounded by the send slots.
 	advancers       = 32
 	webhookClaimers = 2
 )

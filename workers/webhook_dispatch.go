@@ -210,10 +210,10 @@ func (w *Workers) deliver(ctx context.Context, d domain.WebhookDelivery) (bool, 
 	return err == nil && a.Delivered, next
 }
 
-// record records attempt a of d and, when leaseNext, in the same
-// transaction leases the payment's next delivery to this process, trying again until it succeeds
-// or d's lease ends. A 2xx whose record is lost is sent again once the
-// lease ends, so the record must not fail needlessly. Every error is tried
+// record records attempt a of d and, when leaseNext, leases the payment's
+// next delivery to this process in the same transaction, trying again
+// until it succeeds or d's lease ends. A 2xx whose record is lost is sent
+// again once the lease ends, so the record must not fail needlessly. Every error is tried
 // again, not only those known to mean the database is away: what a
 // failover returns is no closed list (a connection cut, a server shutting
 // down or starting up, a statement that reached a server that became a
