@@ -36,7 +36,7 @@ func NewDeliveryLog(pool *pgxpool.Pool) *DeliveryLog { return &DeliveryLog{pool:
 //
 // When the attempt delivered and leaseNext is set, the same round trip and
 // transaction also lease the payment's next delivery if it is due now
-// (ClaimPaymentWebhook), and return it: the sender of a payment's webhooks
+// (ClaimPaymentsWebhooks), and return it: the sender of a payment's webhooks
 // goes on with the next status without another round trip and commit. The
 // lease then commits with the record, synchronously.
 func (l *DeliveryLog) RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted,
@@ -92,14 +92,9 @@ func (l *DeliveryLog) ClaimWebhooks(ctx context.Context, now, until time.Time, l
 	return l.claim(ctx, claimDue+`ORDER BY greatest(d.next_attempt_at, d.lease_until) LIMIT $3`+claimReturning, until, now, limit)
 }
 
-// ClaimPaymentWebhook leases until until the payment's next delivery if
-// it is due at now (the earliest pending status, so at most one).
-func (l *DeliveryLog) ClaimPaymentWebhook(ctx context.Context, paymentID uuid.UUID, now, until time.Time) ([]domain.WebhookDelivery, error) {
-	return l.ClaimPaymentsWebhooks(ctx, []uuid.UUID{paymentID}, now, until)
-}
-
-// ClaimPaymentsWebhooks is ClaimPaymentWebhook for each of payments, in
-// one statement: at most one delivery a payment.
+// ClaimPaymentsWebhooks leases until until each of payments' next
+// delivery if it is due at now (its earliest pending status), in one
+// statement: at most one delivery a payment.
 func (l *DeliveryLog) ClaimPaymentsWebhooks(ctx context.Context, payments []uuid.UUID, now, until time.Time) ([]domain.WebhookDelivery, error) {
 	return l.claim(ctx, claimPaymentDue, until, now, payments)
 }

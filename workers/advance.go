@@ -148,8 +148,7 @@ func (w *Workers) sendPaymentsWebhooks(ctx context.Context, payments []uuid.UUID
 	if len(entered) == 0 {
 		return
 	}
-	now := w.now()
-	claimed, err := w.payments.ClaimPaymentsWebhooks(ctx, entered, now, now.Add(leaseFor))
+	claimed, err := w.claimPaymentsWebhooks(ctx, entered...)
 	if err != nil {
 		w.log.Debug("webhooks: claim payments' deliveries; the dispatcher will", "payments", len(entered), "err", err)
 	}

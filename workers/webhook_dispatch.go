@@ -113,7 +113,7 @@ func (w *Workers) deliverInOrder(ctx context.Context, d domain.WebhookDelivery) 
 				return
 			}
 			var err error
-			if next, err = w.claimPaymentWebhook(ctx, d.PaymentID); err != nil || len(next) == 0 {
+			if next, err = w.claimPaymentsWebhooks(ctx, d.PaymentID); err != nil || len(next) == 0 {
 				w.senders.leave(d.PaymentID)
 				return
 			}
@@ -132,11 +132,11 @@ func (w *Workers) claimWebhooks(ctx context.Context, limit int) ([]domain.Webhoo
 	return w.payments.ClaimWebhooks(ctx, now, now.Add(leaseFor), limit)
 }
 
-// claimPaymentWebhook leases the payment's next delivery if it is due (the
-// earliest pending status, so at most one).
-func (w *Workers) claimPaymentWebhook(ctx context.Context, paymentID uuid.UUID) ([]domain.WebhookDelivery, error) {
+// claimPaymentsWebhooks leases each payment's next delivery if it is due
+// (its earliest pending status, so at most one a payment).
+func (w *Workers) claimPaymentsWebhooks(ctx context.Context, payments ...uuid.UUID) ([]domain.WebhookDelivery, error) {
 	now := w.now()
-	return w.payments.ClaimPaymentWebhook(ctx, paymentID, now, now.Add(leaseFor))
+	return w.payments.ClaimPaymentsWebhooks(ctx, payments, now, now.Add(leaseFor))
 }
 
 // webhookBody is the delivered JSON (contract §8).

@@ -85,7 +85,7 @@ func TestWebhookRecordLeasesTheNext(t *testing.T) {
 	claim := func() []domain.WebhookDelivery {
 		t.Helper()
 		now := time.Now()
-		got, err := e.payments.ClaimPaymentWebhook(ctx, id, now, now.Add(leaseFor))
+		got, err := e.payments.ClaimPaymentsWebhooks(ctx, []uuid.UUID{id}, now, now.Add(leaseFor))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,14 +138,14 @@ func TestWebhookNotAttemptedIsReleased(t *testing.T) {
 	now := time.Now()
 	// A lease too short for an attempt and its record: as one whose
 	// sender reached it late.
-	leased, err := e.payments.ClaimPaymentWebhook(ctx, id, now, now.Add(time.Second))
+	leased, err := e.payments.ClaimPaymentsWebhooks(ctx, []uuid.UUID{id}, now, now.Add(time.Second))
 	if err != nil || len(leased) != 1 {
 		t.Fatalf("claim: got %d deliveries, %v; want 1", len(leased), err)
 	}
 	if delivered, next := w.deliver(ctx, leased[0]); delivered || len(next) != 0 {
 		t.Fatalf("deliver: got delivered %v, next %+v; want no attempt", delivered, next)
 	}
-	again, err := e.payments.ClaimPaymentWebhook(ctx, id, now, now.Add(leaseFor))
+	again, err := e.payments.ClaimPaymentsWebhooks(ctx, []uuid.UUID{id}, now, now.Add(leaseFor))
 	if err != nil || len(again) != 1 || again[0].EventID != leased[0].EventID {
 		t.Fatalf("claim after the delivery was not attempted: got %+v, %v; want it back at once", again, err)
 	}
@@ -176,7 +176,7 @@ func TestWebhookLeaseRunsFromItsClaim(t *testing.T) {
 	const busy = 500 * time.Millisecond
 	go func() { time.Sleep(busy); held.Release() }()
 	now := time.Now()
-	got, err := projections.NewDeliveryLog(pool).ClaimPaymentWebhook(ctx, id, now, now.Add(leaseFor))
+	got, err := projections.NewDeliveryLog(pool).ClaimPaymentsWebhooks(ctx, []uuid.UUID{id}, now, now.Add(leaseFor))
 	if err != nil || len(got) != 1 {
 		t.Fatalf("claim: got %d deliveries, %v; want 1", len(got), err)
 	}

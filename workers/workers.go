@@ -47,11 +47,9 @@ type Payments interface {
 	// leaseNext, and returns it.
 	RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted,
 		now, leaseNext time.Time) ([]domain.WebhookDelivery, error)
-	// ClaimWebhooks, ClaimPaymentWebhook and ClaimPaymentsWebhooks lease
-	// due webhook deliveries, at most limit, or the payment's next, or
-	// each payment's next, until until.
+	// ClaimWebhooks and ClaimPaymentsWebhooks lease due webhook
+	// deliveries, at most limit, or each payment's next, until until.
 	ClaimWebhooks(ctx context.Context, now, until time.Time, limit int) ([]domain.WebhookDelivery, error)
-	ClaimPaymentWebhook(ctx context.Context, paymentID uuid.UUID, now, until time.Time) ([]domain.WebhookDelivery, error)
 	ClaimPaymentsWebhooks(ctx context.Context, payments []uuid.UUID, now, until time.Time) ([]domain.WebhookDelivery, error)
 	// ReleaseWebhook ends this sender's lease of a delivery (the lease
 	// that ends at leaseUntil) that it did not attempt, so any sender may
