@@ -90,3 +90,12 @@ type WebhookDelivery struct {
 	Attempts                     int
 	LeaseUntil                   time.Time
 }
+
+// WebhookAttemptRecord is an attempt to log: Attempt of a delivery of
+// TenantID's payment PaymentID, and whether, when it delivered, the
+// payment's next delivery is to be leased in the same transaction.
+type WebhookAttemptRecord struct {
+	TenantID, PaymentID uuid.UUID
+	Attempt             PaymentWebhookAttempted
+	LeaseNext           bool
+}

@@ -23,24 +23,67 @@ type DeliveryLog struct{ pool *pgxpool.Pool }
 // NewDeliveryLog returns the delivery log in pool's database.
 func NewDeliveryLog(pool *pgxpool.Pool) *DeliveryLog { return &DeliveryLog{pool: pool} }
 
-// RecordWebhookAttempt logs attempt a of a delivery of tenantID's payment
-// paymentID and moves that delivery on: gone from the work list after a
-// 2xx, else pending until a.NextAttemptAt or, with none, exhausted. A
-// delivered row is deleted rather than marked: nothing reads it again (the
-// log is its history), and a delete writes no new row version with
-// another copy of its payment.
+// RecordWebhookAttempts logs each of recs' attempts and moves its
+// delivery on: gone from the work list after a 2xx, else pending until
+// the attempt's NextAttemptAt or, with none, exhausted. A delivered row is
+// deleted rather than marked: nothing reads it again (the log is its
+// history), and a delete writes no new row version with another copy of
+// its payment.
 //
-// Both writes are one statement, so one transaction of its own, which the
-// dispatcher may send again when its answer is lost: an attempt already
-// logged is kept as it is, and the delivery moves to the same place again.
+// All of it is one round trip and one transaction, which the caller may
+// send again when its answer is lost: an attempt already logged is kept as
+// it is, and its delivery moves to the same place again. Several senders'
+// records share it (the workers batch them), so a settled payment's four
+// records do not cost four commits of their own.
 //
-// When the attempt delivered and leaseNext is set, the same round trip and
-// transaction also lease the payment's next delivery if it is due now
-// (ClaimPaymentsWebhooks), and return it: the sender of a payment's webhooks
-// goes on with the next status without another round trip and commit. The
-// lease then commits with the record, synchronously.
-func (l *DeliveryLog) RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted,
+// The same transaction also leases, until leaseNext, the next delivery of
+// each record's payment that asks for it (LeaseNext) and was delivered,
+// if it is due at now (ClaimPaymentsWebhooks), and returns those: the
+// sender of a payment's webhooks goes on with the next status without
+// another round trip and commit. The leases then commit with the records,
+// synchronously.
+func (l *DeliveryLog) RecordWebhookAttempts(ctx context.Context, recs []domain.WebhookAttemptRecord,
 	now, leaseNext time.Time) ([]domain.WebhookDelivery, error) {
+	b := &pgx.Batch{}
+	var next []uuid.UUID
+	for _, r := range recs {
+		queueAttempt(b, r.TenantID, r.PaymentID, r.Attempt)
+		if r.LeaseNext && r.Attempt.Delivered {
+			next = append(next, r.PaymentID)
+		}
+	}
+	conn, waited, err := l.acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record webhook attempts: %w", err)
+	}
+	defer conn.Release()
+	if len(next) > 0 {
+		leaseNext, now = leaseNext.Add(waited), now.Add(waited)
+		b.Queue(claimPaymentDue, leaseNext, now, next)
+	}
+	// One implicit transaction: the batch is sent with a single Sync.
+	br := conn.SendBatch(ctx, b)
+	defer br.Close()
+	for range recs {
+		if _, err := br.Exec(); err != nil {
+			return nil, fmt.Errorf("record webhook attempts: %w", err)
+		}
+	}
+	var leased []domain.WebhookDelivery
+	if len(next) > 0 {
+		if leased, err = collectDeliveries(br, leaseNext); err != nil {
+			return nil, fmt.Errorf("record webhook attempts: lease the next: %w", err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, fmt.Errorf("record webhook attempts: %w", err)
+	}
+	return leased, nil
+}
+
+// queueAttempt queues attempt a's record, the attempt logged and its
+// delivery moved on, as one statement.
+func queueAttempt(b *pgx.Batch, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted) {
 	delivery := `DELETE FROM webhook_deliveries WHERE event_id = $1`
 	args := []any{a.EventID, a.Attempt, tenantID, paymentID, a.Type, a.At, a.StatusCode, a.DurationMs, a.Error}
 	if !a.Delivered {
@@ -52,38 +95,10 @@ func (l *DeliveryLog) RecordWebhookAttempt(ctx context.Context, tenantID, paymen
 			lease_until = NULL WHERE event_id = $1`
 		args = append(args, status, a.NextAttemptAt)
 	}
-	b := &pgx.Batch{}
 	b.Queue(`WITH attempt AS (
 			INSERT INTO webhook_attempts (event_id, attempt, tenant_id, payment_id, type, at, status_code, duration_ms, error)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING)
 		`+delivery, args...)
-	conn, waited, err := l.acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("record webhook attempt: %w", err)
-	}
-	defer conn.Release()
-	claimNext := a.Delivered && !leaseNext.IsZero()
-	if claimNext {
-		leaseNext, now = leaseNext.Add(waited), now.Add(waited)
-		b.Queue(claimPaymentDue, leaseNext, now, []uuid.UUID{paymentID})
-	}
-	// One implicit transaction: the batch is sent with a single Sync.
-	br := conn.SendBatch(ctx, b)
-	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, fmt.Errorf("record webhook attempt: %w", err)
-	}
-	var next []domain.WebhookDelivery
-	if claimNext {
-		var err error
-		if next, err = collectDeliveries(br, leaseNext); err != nil {
-			return nil, fmt.Errorf("record webhook attempt: claim the next: %w", err)
-		}
-	}
-	if err := br.Close(); err != nil {
-		return nil, fmt.Errorf("record webhook attempt: %w", err)
-	}
-	return next, nil
 }
 
 // ClaimWebhooks leases until until up to limit deliveries due at now

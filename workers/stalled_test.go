@@ -133,9 +133,9 @@ func TestStalledSweepGoesByTheLastLifecycleEvent(t *testing.T) {
 	code := 500
 	retry := time.Now().Add(time.Minute)
 	for attempt := 1; attempt <= 2; attempt++ {
-		_, err := e.payments.RecordWebhookAttempt(ctx, e.tenant, id,
-			domain.PaymentWebhookAttempted{EventID: uuid.New(), Type: "payment.deposited", Attempt: attempt,
-				StatusCode: &code, NextAttemptAt: &retry, At: time.Now()}, time.Now(), time.Time{})
+		_, err := e.payments.RecordWebhookAttempts(ctx, []domain.WebhookAttemptRecord{{TenantID: e.tenant, PaymentID: id,
+			Attempt: domain.PaymentWebhookAttempted{EventID: uuid.New(), Type: "payment.deposited", Attempt: attempt,
+				StatusCode: &code, NextAttemptAt: &retry, At: time.Now()}}}, time.Now(), time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -94,7 +94,7 @@ const webhookIdlePoll = 250 * time.Millisecond
 // milliseconds) then has them sent back to back, each as soon as the one
 // before got its 2xx, instead of one per round of the dispatcher. When
 // this process announced a newer delivery (w.senders), the record of a 2xx
-// leases it in the same round trip (DeliveryLog.RecordWebhookAttempt);
+// leases it in the same round trip (DeliveryLog.RecordWebhookAttempts);
 // one announced after that is claimed on its own. The
 // caller has entered d's payment in w.senders; this leaves it.
 func (w *Workers) deliverInOrder(ctx context.Context, d domain.WebhookDelivery) {
@@ -209,57 +209,3 @@ func (w *Workers) deliver(ctx context.Context, d domain.WebhookDelivery) (bool, 
 	}
 	return err == nil && a.Delivered, next
 }
-
-// record records attempt a of d and, when leaseNext, leases the payment's
-// next delivery to this process in the same transaction, trying again
-// until it succeeds or d's lease ends. A 2xx whose record is lost is sent
-// again once the lease ends, so the record must not fail needlessly. Every error is tried
-// again, not only those known to mean the database is away: what a
-// failover returns is no closed list (a connection cut, a server shutting
-// down or starting up, a statement that reached a server that became a
-// standby, pgx's own errors about a broken connection), and the record is
-// idempotent, so trying again after an error that will not pass costs
-// only a few statements. After a first failure the record is made alone:
-// the lease rides on its transaction, and must never cost a 2xx its
-// record. Past the lease another process may claim d and send it again
-// anyway.
-func (w *Workers) record(ctx context.Context, d domain.WebhookDelivery, a domain.PaymentWebhookAttempted, leaseNext bool) ([]domain.WebhookDelivery, error) {
-	ctx, cancel := context.WithDeadline(ctx, d.LeaseUntil)
-	defer cancel()
-	wait := recordRetryFirst
-	for {
-		now := w.now()
-		var until time.Time // zero: the record alone
-		if leaseNext {
-			until = now.Add(leaseFor)
-		}
-		next, err := w.payments.RecordWebhookAttempt(ctx, d.TenantID, d.PaymentID, a, now, until)
-		if err == nil || ctx.Err() != nil {
-			return next, err
-		}
-		if leaseNext {
-			leaseNext = false
-			continue
-		}
-		if !w.now().Add(wait).Before(d.LeaseUntil) {
-			return nil, err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, err
-		case <-t.C:
-		}
-		wait = min(2*wait, recordRetryMax)
-	}
-}
-
-// The record's retries start quickly, as most outages a retry meets are a
-// pooled connection the server closed, and slow to recordRetryMax over a
-// failover, so that a process's many pending records do not hammer a
-// server that is starting.
-const (
-	recordRetryFirst = 50 * time.Millisecond
-	recordRetryMax   = time.Second
-)

@@ -96,7 +96,8 @@ func TestWebhookRecordLeasesTheNext(t *testing.T) {
 		now := time.Now()
 		a := domain.NewWebhookAttempted(domain.WebhookAttempt{EventID: d.EventID, Type: d.Type, Attempt: attempt,
 			StatusCode: map[bool]int{true: 200, false: 500}[delivered], Delivered: delivered, Now: now}, []time.Duration{0})
-		next, err := e.payments.RecordWebhookAttempt(ctx, e.tenant, id, a, now, now.Add(leaseFor))
+		next, err := e.payments.RecordWebhookAttempts(ctx, []domain.WebhookAttemptRecord{{TenantID: e.tenant, PaymentID: id, Attempt: a, LeaseNext: true}},
+			now, now.Add(leaseFor))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,12 +41,11 @@ type Payments interface {
 	// ExecuteUnmatched runs a command on an unmatched item's stream.
 	ExecuteUnmatched(ctx context.Context, id uuid.UUID, meta domain.Metadata,
 		decide func(domain.UnmatchedFunds) ([]domain.Event, error)) (domain.UnmatchedFunds, error)
-	// RecordWebhookAttempt logs an attempt and moves its delivery on, in
-	// one transaction (projections.DeliveryLog); after a 2xx, the same
-	// transaction leases the payment's next delivery, due at now, until
-	// leaseNext, and returns it.
-	RecordWebhookAttempt(ctx context.Context, tenantID, paymentID uuid.UUID, a domain.PaymentWebhookAttempted,
-		now, leaseNext time.Time) ([]domain.WebhookDelivery, error)
+	// RecordWebhookAttempts logs attempts and moves their deliveries on,
+	// in one transaction (projections.DeliveryLog); the same transaction
+	// leases the next delivery, due at now, of each delivered record's
+	// payment that asks for it, until leaseNext, and returns them.
+	RecordWebhookAttempts(ctx context.Context, recs []domain.WebhookAttemptRecord, now, leaseNext time.Time) ([]domain.WebhookDelivery, error)
 	// ClaimWebhooks and ClaimPaymentsWebhooks lease due webhook
 	// deliveries, at most limit, or each payment's next, until until.
 	ClaimWebhooks(ctx context.Context, now, until time.Time, limit int) ([]domain.WebhookDelivery, error)
@@ -123,6 +122,7 @@ type Workers struct {
 	webhooks *webhooks.Client
 	// Payments whose next step this process takes at once (Appended).
 	advanceNow, webhooksNow chan domain.StreamRef
+	records                 *attemptRecords  // webhook attempts' records, batched
 	senders                 *sendingPayments // payments whose webhooks a goroutine here is sending
 	sendSlots               sendSlots        // webhook attempts in flight here (Config.WebhookSends)
 	settled                 *settledHere     // payments whose payout result this process recorded
@@ -186,7 +186,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, payments Paymen
 	return &Workers{cfg: cfg, pool: pool, js: js, payments: payments, prices: prices, rail: rail, log: log,
 		metrics: newMetrics(reg), now: time.Now, webhooks: webhooks.NewClient(cfg.WebhookTimeout, cfg.WebhookPrivate),
 		advanceNow: make(chan domain.StreamRef, nowQueue), webhooksNow: make(chan domain.StreamRef, nowQueue),
-		senders: newSendingPayments(), sendSlots: make(sendSlots, cfg.WebhookSends), settled: newSettledHere(),
+		records: newAttemptRecords(), senders: newSendingPayments(), sendSlots: make(sendSlots, cfg.WebhookSends), settled: newSettledHere(),
 		settledOwingNoChange: newSettledHere(), paying: newPayingHere(),
 		advancing: newAdvancingHere(),
 		stalled:   stalledCursor{batch: stalledBatch}, stalledRefunds: stalledCursor{batch: stalledBatch}, expiryPage: expiryPage,
