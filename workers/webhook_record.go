@@ -106,19 +106,25 @@ func (w *Workers) recordBatched(ctx context.Context, rec domain.WebhookAttemptRe
 	r.mu.Lock()
 	r.waiting = append(r.waiting, p)
 	r.mu.Unlock()
-	for {
-		select {
-		case <-p.done:
-			return p.next, p.err
-		case r.batches <- struct{}{}:
-			r.mu.Lock()
-			batch := r.waiting
-			r.waiting = nil
-			r.mu.Unlock()
-			w.writeRecords(batch)
-			<-r.batches
-		}
+	select {
+	case <-p.done: // taken into a batch another goroutine wrote
+		return p.next, p.err
+	case r.batches <- struct{}{}:
 	}
+	r.mu.Lock()
+	batch := r.waiting
+	r.waiting = nil
+	r.mu.Unlock()
+	if len(batch) > 0 {
+		w.writeRecords(batch)
+	}
+	<-r.batches
+	// p was in this batch, or in one another goroutine took before and is
+	// still writing: either way it needs no other. (Trying again for a
+	// batch of its own found nothing waiting, and spun until that one
+	// ended.)
+	<-p.done
+	return p.next, p.err
 }
 
 // writeRecords writes batch in one transaction and tells each record its
