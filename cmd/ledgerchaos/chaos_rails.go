@@ -512,6 +512,15 @@ func railFaults(ctx context.Context, r *chaosRun) ([]window, error) {
 			if err := waitFor(ctx, 20*time.Second, "a transfer request", func() bool { return f.paystack.Posts() > before }); err != nil {
 				return err
 			}
+			// A B2C claimed but not yet sent when the kill comes is lost
+			// to an operator (as in KilledMidB2C), which this step is not
+			// about: the payers hold their approvals until every B2C
+			// claimed is one M-Pesa took.
+			f.hold(true)
+			defer f.hold(false)
+			if err := waitFor(ctx, 20*time.Second, "every claimed B2C to reach M-Pesa", func() bool { return f.b2cSettledIn(ctx, r) }); err != nil {
+				return err
+			}
 			return killAll(ctx, r)
 		}},
 		{"KilledMidB2C", func() error {
