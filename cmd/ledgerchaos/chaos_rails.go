@@ -512,16 +512,7 @@ func railFaults(ctx context.Context, r *chaosRun) ([]window, error) {
 			if err := waitFor(ctx, 20*time.Second, "a transfer request", func() bool { return f.paystack.Posts() > before }); err != nil {
 				return err
 			}
-			// A B2C claimed but not yet sent when the kill comes is lost
-			// to an operator (as in KilledMidB2C), which this step is not
-			// about: the payers hold their approvals until every B2C
-			// claimed is one M-Pesa took.
-			f.hold(true)
-			defer f.hold(false)
-			if err := waitFor(ctx, 20*time.Second, "every claimed B2C to reach M-Pesa", func() bool { return f.b2cSettledIn(ctx, r) }); err != nil {
-				return err
-			}
-			return killAll(ctx, r)
+			return f.killOnceB2CsTaken(ctx, r)
 		}},
 		{"KilledMidB2C", func() error {
 			before := len(f.mpesa.Payments())
@@ -535,18 +526,8 @@ func railFaults(ctx context.Context, r *chaosRun) ([]window, error) {
 			if err := waitFor(ctx, 20*time.Second, "a B2C request", func() bool { return len(f.mpesa.Payments()) > before }); err != nil {
 				return err
 			}
-			// A B2C claimed but not yet sent when its process dies is
-			// never sent: M-Pesa does not know it, and the adapter leaves
-			// it to an operator (see docs/testing.md). The kill is to come
-			// between the request and its record, so no new payout may be
-			// claimed: the payers hold their approvals until every payout
-			// claimed is one M-Pesa took.
-			f.hold(true)
-			defer f.hold(false)
-			if err := waitFor(ctx, 20*time.Second, "every claimed B2C to reach M-Pesa", func() bool { return f.b2cSettledIn(ctx, r) }); err != nil {
-				return err
-			}
-			return killAll(ctx, r)
+			// The kill is to come between the request and its record.
+			return f.killOnceB2CsTaken(ctx, r)
 		}},
 	}
 	for _, s := range steps {
@@ -560,6 +541,20 @@ func railFaults(ctx context.Context, r *chaosRun) ([]window, error) {
 		r.note("fault"+s.name, 1)
 	}
 	return nil, nil
+}
+
+// killOnceB2CsTaken kills every ledgerd once every B2C claimed is one
+// M-Pesa took, the payers holding their approvals meanwhile so that no new
+// payout is claimed. A B2C claimed but not yet sent when its process dies
+// is never sent: M-Pesa does not know it, and the adapter leaves it to an
+// operator (see docs/testing.md), which no kill step is about.
+func (f *railsFakes) killOnceB2CsTaken(ctx context.Context, r *chaosRun) error {
+	f.hold(true)
+	defer f.hold(false)
+	if err := waitFor(ctx, 20*time.Second, "every claimed B2C to reach M-Pesa", func() bool { return f.b2cSettledIn(ctx, r) }); err != nil {
+		return err
+	}
+	return killAll(ctx, r)
 }
 
 func (f *railsFakes) hold(on bool) {
