@@ -151,19 +151,26 @@ const (
 
 	// claimPaymentDue leases each of payments $3's earliest pending
 	// delivery when it is due at $2, until $1; a first attempt is due to
-	// it at once, within the handoff too (domain.WebhookHandoff). It finds
-	// each through the payment's index
-	// (webhook_deliveries_payment), whatever the backlog: with claimDue
-	// narrowed to one payment, the planner walked the due deliveries of
-	// every payment in claimable order, and under a backlog of thousands
-	// each sender's claim scanned them all. Two claimers of one delivery:
-	// the second waits for the first's row lock, and its WHERE, checked
-	// again on the leased row, leases nothing; one whose delivery the
-	// first deleted (its record) finds nothing.
-	claimPaymentDue = `UPDATE webhook_deliveries SET lease_until = $1
-		WHERE event_id IN (SELECT (SELECT e.event_id FROM webhook_deliveries e WHERE e.payment_id = p.id AND e.status = 'pending'
-				ORDER BY e.stream_version LIMIT 1) FROM unnest($3::uuid[]) AS p(id))
-			AND status = 'pending' AND (next_attempt_at <= $2 OR attempts = 0) AND (lease_until IS NULL OR lease_until < $2)
+	// it at once, within the handoff too (domain.WebhookHandoff). Each is
+	// found and locked through the payment's index
+	// (webhook_deliveries_payment), one payment after the other (a LATERAL
+	// with a LIMIT is never flattened), in the order of their ids (two
+	// claims lock alike), and then leased by its key. With the deliveries
+	// joined to the payments' ids instead, the planner could choose to
+	// read every pending delivery for each claim (it did, under a backlog
+	// that grew after the table was last analysed), and the join made the
+	// statement costlier to plan (planned anew on each call, its array's
+	// length being part of the plan) than to run. Two claimers of one
+	// delivery: the second waits for the first's row lock and, the
+	// delivery leased, skips it; one whose delivery the first deleted (its
+	// record) or gave up on (exhausted) locks the payment's next pending
+	// one instead, which is then the earliest.
+	claimPaymentDue = `WITH next AS (
+			SELECT n.event_id FROM (SELECT id FROM unnest($3::uuid[]) AS u(id) ORDER BY id) AS p CROSS JOIN LATERAL (
+				SELECT e.event_id, e.attempts, e.next_attempt_at, e.lease_until FROM webhook_deliveries e
+				WHERE e.payment_id = p.id AND e.status = 'pending' ORDER BY e.stream_version LIMIT 1 FOR UPDATE) AS n
+			WHERE (n.next_attempt_at <= $2 OR n.attempts = 0) AND (n.lease_until IS NULL OR n.lease_until < $2))
+		UPDATE webhook_deliveries SET lease_until = $1 WHERE event_id = ANY (ARRAY(SELECT event_id FROM next))
 		` + returningDelivery
 )
 

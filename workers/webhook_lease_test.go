@@ -121,6 +121,70 @@ func TestWebhookRecordLeasesTheNext(t *testing.T) {
 	}
 }
 
+// A claim that finds the payment's earliest delivery locked by its
+// record waits for that record and, the delivery gone, leases the
+// payment's next one: the status it was asked for. (Reading the earliest
+// before taking its lock, it found nothing, and that status waited for
+// the dispatcher.)
+func TestWebhookClaimBehindARecordLeasesTheNext(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	id := uuid.Must(uuid.NewV7())
+	e.createdWith(t, id, 1500, "http://127.0.0.1:1/hook", func(sats int64) domain.LightningInvoice {
+		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
+	})
+	if _, err := e.payments.ExecutePayment(ctx, paymentRef(e.tenant, id), domain.Metadata{},
+		func(p domain.Payment) ([]domain.Event, error) {
+			return domain.DecideDeposit(p, domain.RecordDeposit{Amount: p.Outstanding(), Now: time.Now()})
+		}); err != nil {
+		t.Fatal(err)
+	}
+	// The record of payment.created's 2xx, held open: its delivery deleted
+	// and still locked.
+	record, err := e.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer record.Rollback(ctx)
+	if tag, err := record.Exec(ctx, `DELETE FROM webhook_deliveries WHERE payment_id = $1 AND type = 'payment.created'`, id); err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("delete payment.created's delivery: %v (%d rows)", err, tag.RowsAffected())
+	}
+	claimed := make(chan []domain.WebhookDelivery, 1)
+	go func() {
+		now := time.Now()
+		got, err := e.payments.ClaimPaymentsWebhooks(ctx, []uuid.UUID{id}, now, now.Add(leaseFor))
+		if err != nil {
+			t.Error(err)
+		}
+		claimed <- got
+	}()
+	waitForLockWait(t, e.pool)
+	if err := record.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-claimed; len(got) != 1 || got[0].Type != "payment.deposited" {
+		t.Fatalf("claim behind the record: got %+v, want the payment.deposited delivery", got)
+	}
+}
+
+// waitForLockWait returns once a session of pool's database waits for a
+// row lock, and fails the test if none does within ten seconds.
+func waitForLockWait(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var waiting bool
+		if err := pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+	}
+	t.Fatal("no session waited for a lock within 10s")
+}
+
 // A delivery its sender leased but did not attempt (too late in its lease
 // to send it) is given back at once: left leased, it, and every later
 // status of its payment, waited for the whole lease.
