@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/poll"
 )
 
 // Requests runs the reconciliations operators ask for (ledgerctl
@@ -28,7 +29,7 @@ type Requests struct {
 
 // Serve runs the requests queued, oldest first, until ctx ends.
 func (q *Requests) Serve(ctx context.Context) {
-	poll(ctx, q.Poll, func() {
+	poll.Every(ctx, q.Poll, func() {
 		for {
 			ran, err := q.next(ctx)
 			if err != nil && ctx.Err() == nil {

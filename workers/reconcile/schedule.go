@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ledger/ledger/domain"
+	"github.com/ledger/ledger/workers/poll"
 )
 
 // Migrations is the schedule's schema (the reconciliation_runs table);
@@ -47,27 +48,11 @@ const staleAfter = time.Hour
 // Run polls for windows due until ctx ends. A run that fails is logged
 // and tried again at the next poll.
 func (s *Schedule) Run(ctx context.Context) {
-	poll(ctx, s.Poll, func() {
+	poll.Every(ctx, s.Poll, func() {
 		if _, err := s.Due(ctx, s.Now()); err != nil && ctx.Err() == nil {
 			s.Log.Error("reconciliation: scheduled run", "err", err)
 		}
 	})
-}
-
-// poll calls step at once and then every interval after it returns,
-// until ctx ends.
-func poll(ctx context.Context, interval time.Duration, step func()) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		step()
-		t.Reset(interval)
-	}
 }
 
 // Due runs the windows due at now that no process has claimed: once now
