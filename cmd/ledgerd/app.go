@@ -30,6 +30,7 @@ import (
 	"github.com/ledger/ledger/httpapi/dashboard"
 	"github.com/ledger/ledger/projections"
 	"github.com/ledger/ledger/workers"
+	"github.com/ledger/ledger/workers/poll"
 	"github.com/ledger/ledger/workers/rails/camt"
 	"github.com/ledger/ledger/workers/rails/ethereum"
 	"github.com/ledger/ledger/workers/rails/mpesa"
@@ -342,23 +343,17 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// purgeIdempotencyKeys deletes expired Idempotency-Key records every ten
-// minutes. Every instance does it; the deletes are harmless to repeat.
+// purgeIdempotencyKeys deletes expired Idempotency-Key records at start
+// and every ten minutes. Every instance does it; the deletes are harmless
+// to repeat.
 func (a *app) purgeIdempotencyKeys(ctx context.Context) {
-	t := time.NewTicker(10 * time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := a.idem.Purge(ctx); err != nil {
-				a.log.Warn("purge idempotency keys", "err", err)
-			} else if n > 0 {
-				a.log.Info("purged idempotency keys", "count", n)
-			}
+	poll.Every(ctx, 10*time.Minute, func() {
+		if n, err := a.idem.Purge(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("purge idempotency keys", "err", err)
+		} else if n > 0 {
+			a.log.Info("purged idempotency keys", "count", n)
 		}
-	}
+	})
 }
 
 func (a *app) printBanner(w io.Writer, addr string) {
