@@ -136,8 +136,15 @@ func (e env) deposited(t *testing.T) uuid.UUID {
 // depositedOf appends a funded Lightning payment of zar ZAR.
 func (e env) depositedOf(t *testing.T, zar int64) uuid.UUID {
 	t.Helper()
+	return e.depositedWith(t, zar, "")
+}
+
+// depositedWith is depositedOf with status webhooks sent to webhookURL
+// ("": none): payment.created's and payment.deposited's deliveries pending.
+func (e env) depositedWith(t *testing.T, zar int64, webhookURL string) uuid.UUID {
+	t.Helper()
 	id := uuid.Must(uuid.NewV7())
-	e.createdOf(t, id, zar, func(sats int64) domain.LightningInvoice {
+	e.createdWith(t, id, zar, webhookURL, func(sats int64) domain.LightningInvoice {
 		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
 	})
 	_, err := e.payments.ExecutePayment(context.Background(), paymentRef(e.tenant, id), domain.Metadata{},

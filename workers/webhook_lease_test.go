@@ -72,16 +72,7 @@ func TestWebhookRecordLeasesTheNext(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	id := uuid.Must(uuid.NewV7())
-	e.createdWith(t, id, 1500, "http://127.0.0.1:1/hook", func(sats int64) domain.LightningInvoice {
-		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
-	})
-	if _, err := e.payments.ExecutePayment(ctx, paymentRef(e.tenant, id), domain.Metadata{},
-		func(p domain.Payment) ([]domain.Event, error) {
-			return domain.DecideDeposit(p, domain.RecordDeposit{Amount: p.Outstanding(), Now: time.Now()})
-		}); err != nil {
-		t.Fatal(err)
-	}
+	id := e.depositedWith(t, 1500, "http://127.0.0.1:1/hook")
 	claim := func() []domain.WebhookDelivery {
 		t.Helper()
 		now := time.Now()
@@ -130,16 +121,7 @@ func TestWebhookClaimBehindARecordLeasesTheNext(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	id := uuid.Must(uuid.NewV7())
-	e.createdWith(t, id, 1500, "http://127.0.0.1:1/hook", func(sats int64) domain.LightningInvoice {
-		return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
-	})
-	if _, err := e.payments.ExecutePayment(ctx, paymentRef(e.tenant, id), domain.Metadata{},
-		func(p domain.Payment) ([]domain.Event, error) {
-			return domain.DecideDeposit(p, domain.RecordDeposit{Amount: p.Outstanding(), Now: time.Now()})
-		}); err != nil {
-		t.Fatal(err)
-	}
+	id := e.depositedWith(t, 1500, "http://127.0.0.1:1/hook")
 	// The record of payment.created's 2xx, held open: its delivery deleted
 	// and still locked.
 	record, err := e.pool.Begin(ctx)

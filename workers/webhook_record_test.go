@@ -126,16 +126,7 @@ func deliveredPayments(t *testing.T, e env, n int) []domain.WebhookDelivery {
 	ctx := context.Background()
 	ids := make([]uuid.UUID, n)
 	for i := range ids {
-		ids[i] = uuid.Must(uuid.NewV7())
-		e.createdWith(t, ids[i], 1500, "http://127.0.0.1:1/hook", func(sats int64) domain.LightningInvoice {
-			return domain.LightningInvoice{PaymentRequest: "lnbcrt1", AmountSats: sats}
-		})
-		if _, err := e.payments.ExecutePayment(ctx, paymentRef(e.tenant, ids[i]), domain.Metadata{},
-			func(p domain.Payment) ([]domain.Event, error) {
-				return domain.DecideDeposit(p, domain.RecordDeposit{Amount: p.Outstanding(), Now: time.Now()})
-			}); err != nil {
-			t.Fatal(err)
-		}
+		ids[i] = e.depositedWith(t, 1500, "http://127.0.0.1:1/hook")
 	}
 	now := time.Now()
 	leased, err := e.payments.ClaimPaymentsWebhooks(ctx, ids, now, now.Add(leaseFor))
