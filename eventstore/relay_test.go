@@ -565,6 +565,20 @@ func TestRelayGoesOnWhenTheLastMessageIsGone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// nats-server removes an account's streams directory in a
+			// goroutine once its last stream is deleted, and a stream
+			// created meanwhile fails ("could not create storage
+			// directory"). The embedded server holds only this test's
+			// stream, so a second one keeps that directory.
+			if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: e.stream.Name + "_KEEP",
+				Subjects: []string{e.stream.SubjectPrefix + "keep.>"}}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if err := e.js.DeleteStream(context.Background(), e.stream.Name+"_KEEP"); err != nil {
+					t.Errorf("delete the second stream: %v", err)
+				}
+			})
 			if err := e.js.DeleteStream(ctx, e.stream.Name); err != nil {
 				t.Fatal(err)
 			}
