@@ -570,12 +570,13 @@ func TestRelayGoesOnWhenTheLastMessageIsGone(t *testing.T) {
 			// created meanwhile fails ("could not create storage
 			// directory"). The embedded server holds only this test's
 			// stream, so a second one keeps that directory.
-			if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: e.stream.Name + "_KEEP",
+			second := e.stream.Name + "_KEEP"
+			if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: second,
 				Subjects: []string{e.stream.SubjectPrefix + "keep.>"}}); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
-				if err := e.js.DeleteStream(context.Background(), e.stream.Name+"_KEEP"); err != nil {
+				if err := e.js.DeleteStream(context.Background(), second); err != nil {
 					t.Errorf("delete the second stream: %v", err)
 				}
 			})
